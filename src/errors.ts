@@ -1,0 +1,82 @@
+/**
+ * The one error hierarchy. Every failure that can reach a client is an AppError: it knows its
+ * HTTP status and the OpenAI-style `type` and `code` it is rendered with
+ * (`{"error":{"message","type","code"}}`, see src/api/errors.ts).
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    readonly code: string,
+    message: string,
+    /** Extra response headers (Retry-After, rate-limit headers...). */
+    readonly headers: Readonly<Record<string, string>> = {},
+    /** Name of the offending request field, when there is one. */
+    readonly param: string | null = null,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string, code = 'invalid_request', param: string | null = null) {
+    super(400, 'invalid_request_error', code, message, {}, param);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'unauthorized', code = 'unauthorized') {
+    super(401, 'authentication_error', code, message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string, code = 'forbidden') {
+    super(403, 'permission_error', code, message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string, code = 'not_found') {
+    super(404, 'not_found_error', code, message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, code = 'conflict') {
+    super(409, 'conflict_error', code, message);
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string, code = 'service_unavailable', headers: Record<string, string> = {}) {
+    super(503, 'service_unavailable', code, message, headers);
+  }
+}
+
+/** Optimistic concurrency: the stream moved on since the caller read it. */
+export class WrongExpectedVersionError extends ConflictError {
+  constructor(
+    readonly stream: string,
+    readonly expected: number | 'any',
+    readonly actual: number,
+  ) {
+    super(`stream ${stream} is at version ${actual}, expected ${expected}`, 'concurrency_conflict');
+  }
+}
+
+/** A command that the current state does not allow (decided by a decider, not by I/O). */
+export class DomainError extends AppError {
+  constructor(message: string, code = 'invalid_command') {
+    super(422, 'invalid_request_error', code, message);
+  }
+}
+
+/** Startup configuration problem: printed and the process exits. Never reaches HTTP. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
