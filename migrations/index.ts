@@ -1,0 +1,10 @@
+/**
+ * Every schema migration, in order. Names are permanent: never rename or reorder one that has
+ * shipped; add a new file instead. Applied at startup by src/adapters/sql/migrate.ts.
+ */
+import type { Migration } from 'kysely';
+import * as spine from './0001_spine.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_spine': spine,
+};

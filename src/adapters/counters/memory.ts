@@ -1,0 +1,285 @@
+/**
+ * Counters in process memory: the embedded, single-process default. Exact, and atomic because
+ * every operation runs synchronously to completion on the one JS thread (the async signatures
+ * only satisfy the port; no operation awaits between its read and its write).
+ *
+ * Semantics mirror the Redis adapter (src/adapters/counters/redis.ts) so both pass
+ * test/contract/counters.contract.ts:
+ * - Windows are exact sliding windows: a time-ordered log of (timestamp, weight) entries per key
+ *   plus a running total. An entry counts while `timestamp > now - windowMs`.
+ * - Counters (`adjust`/`reserve`/`get`/`set`) share one namespace; windows and slots each have
+ *   their own, so the same key name used by different kinds never interferes.
+ * - `adjust`/`reserve` keep an existing TTL unless `adjust` is given a new one; `set` without
+ *   `ttlMs` leaves the counter without expiry (like Redis SET).
+ * - Slots are leases scored by expiry; a lease is gone once `now >= expiresAt`.
+ *
+ * Memory: every touched key prunes itself lazily, and a sweep over all keys (at most once per
+ * `sweepIntervalMs`, triggered from inside operations, no timers) drops windows, slot sets and
+ * counters that expired without ever being touched again.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Counters, Reservation, WindowHit } from '../../ports/counters.js';
+
+export interface MemoryCountersOptions {
+  /** Clock in milliseconds. Defaults to a monotonic wall clock (immune to NTP steps). */
+  now?: () => number;
+  /** How often (at most) a full sweep of expired keys runs. Default 10 s. */
+  sweepIntervalMs?: number;
+}
+
+interface WindowEntry {
+  t: number;
+  w: number;
+}
+
+interface WindowState {
+  /** Entries in time order; entries before `head` are already pruned (compacted lazily). */
+  entries: WindowEntry[];
+  head: number;
+  sum: number;
+  /** When the newest entry leaves the window: after this the whole window is empty. */
+  expiresAt: number;
+}
+
+interface CounterState {
+  value: number;
+  expiresAt: number | null;
+}
+
+/** leaseId -> expiresAt. */
+type SlotState = Map<string, number>;
+
+function assertFinite(name: string, value: number): void {
+  if (!Number.isFinite(value)) throw new RangeError(`${name} must be a finite number, got ${value}`);
+}
+
+function assertPositive(name: string, value: number): void {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+}
+
+function assertNonNegative(name: string, value: number): void {
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a non-negative number, got ${value}`);
+}
+
+export class MemoryCounters implements Counters {
+  readonly kind = 'memory';
+
+  private readonly now: () => number;
+  private readonly sweepIntervalMs: number;
+  private readonly windows = new Map<string, WindowState>();
+  private readonly counters = new Map<string, CounterState>();
+  private readonly slots = new Map<string, SlotState>();
+  private lastSweep: number;
+  private closed = false;
+
+  constructor(options: MemoryCountersOptions | (() => number) = {}) {
+    const opts: MemoryCountersOptions = typeof options === 'function' ? { now: options } : options;
+    this.now = opts.now ?? (() => performance.timeOrigin + performance.now());
+    this.sweepIntervalMs = opts.sweepIntervalMs ?? 10_000;
+    this.lastSweep = this.now();
+  }
+
+  async hitWindow(key: string, options: { limit: number; windowMs: number; cost?: number }): Promise<WindowHit> {
+    const { limit, windowMs } = options;
+    const cost = options.cost ?? 1;
+    assertFinite('limit', limit);
+    assertPositive('windowMs', windowMs);
+    assertNonNegative('cost', cost);
+    const now = this.tick();
+
+    let state = this.windows.get(key);
+    if (state) this.pruneWindow(state, now - windowMs);
+    const sum = state?.sum ?? 0;
+
+    if (sum + cost <= limit) {
+      if (!state) {
+        state = { entries: [], head: 0, sum: 0, expiresAt: 0 };
+        this.windows.set(key, state);
+      }
+      // Keep the log time-ordered even if an injected clock steps backwards.
+      const last = state.entries[state.entries.length - 1];
+      const t = last && last.t > now ? last.t : now;
+      state.entries.push({ t, w: cost });
+      state.sum += cost;
+      state.expiresAt = Math.max(state.expiresAt, t + windowMs);
+      const count = state.sum;
+      return { allowed: true, count, remaining: Math.max(0, limit - count), retryAfterMs: 0 };
+    }
+
+    if (state && state.head >= state.entries.length) this.windows.delete(key);
+    return { allowed: false, count: sum, remaining: Math.max(0, limit - sum), retryAfterMs: this.retryAfter(state, sum, limit, windowMs, now) };
+  }
+
+  async peekWindow(key: string, windowMs: number): Promise<number> {
+    assertPositive('windowMs', windowMs);
+    const now = this.tick();
+    const state = this.windows.get(key);
+    if (!state) return 0;
+    // Read-only: the caller's windowMs may differ from the one the hits use, so nothing is pruned.
+    const cutoff = now - windowMs;
+    let total = state.sum;
+    for (let i = state.head; i < state.entries.length; i++) {
+      const e = state.entries[i]!;
+      if (e.t > cutoff) break;
+      total -= e.w;
+    }
+    return total;
+  }
+
+  async reserve(key: string, amount: number, limit: number): Promise<Reservation> {
+    assertNonNegative('amount', amount);
+    assertFinite('limit', limit);
+    const now = this.tick();
+    const state = this.liveCounter(key, now);
+    const used = state?.value ?? 0;
+    if (used + amount > limit) return { allowed: false, used };
+    if (state) state.value += amount;
+    else this.counters.set(key, { value: amount, expiresAt: null });
+    return { allowed: true, used: used + amount };
+  }
+
+  async adjust(key: string, delta: number, ttlMs?: number): Promise<number> {
+    assertFinite('delta', delta);
+    if (ttlMs !== undefined) assertPositive('ttlMs', ttlMs);
+    const now = this.tick();
+    let state = this.liveCounter(key, now);
+    if (!state) {
+      state = { value: 0, expiresAt: null };
+      this.counters.set(key, state);
+    }
+    state.value += delta;
+    if (ttlMs !== undefined) state.expiresAt = now + ttlMs;
+    return state.value;
+  }
+
+  async get(key: string): Promise<number> {
+    const now = this.tick();
+    return this.liveCounter(key, now)?.value ?? 0;
+  }
+
+  async set(key: string, value: number, ttlMs?: number): Promise<void> {
+    assertFinite('value', value);
+    if (ttlMs !== undefined) assertPositive('ttlMs', ttlMs);
+    const now = this.tick();
+    this.counters.set(key, { value, expiresAt: ttlMs === undefined ? null : now + ttlMs });
+  }
+
+  async acquireSlot(key: string, limit: number, leaseMs: number): Promise<string | null> {
+    assertFinite('limit', limit);
+    assertPositive('leaseMs', leaseMs);
+    const now = this.tick();
+    let leases = this.slots.get(key);
+    if (leases) this.pruneSlots(key, leases, now);
+    if ((leases?.size ?? 0) >= limit) return null;
+    if (!leases || leases.size === 0) {
+      leases = new Map();
+      this.slots.set(key, leases);
+    }
+    const leaseId = randomUUID();
+    leases.set(leaseId, now + leaseMs);
+    return leaseId;
+  }
+
+  async releaseSlot(key: string, leaseId: string): Promise<void> {
+    this.tick();
+    const leases = this.slots.get(key);
+    if (!leases) return;
+    leases.delete(leaseId);
+    if (leases.size === 0) this.slots.delete(key);
+  }
+
+  async clear(keyPrefix: string): Promise<void> {
+    this.assertOpen();
+    for (const map of [this.windows, this.counters, this.slots] as Array<Map<string, unknown>>) {
+      for (const key of [...map.keys()]) if (key.startsWith(keyPrefix)) map.delete(key);
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.windows.clear();
+    this.counters.clear();
+    this.slots.clear();
+  }
+
+  /** Number of keys held (windows + counters + slot sets). For leak checks in tests. */
+  keyCount(): number {
+    return this.windows.size + this.counters.size + this.slots.size;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('MemoryCounters is closed');
+  }
+
+  /** Reads the clock and runs the periodic sweep when it is due. */
+  private tick(): number {
+    this.assertOpen();
+    const now = this.now();
+    if (now - this.lastSweep >= this.sweepIntervalMs) {
+      this.lastSweep = now;
+      this.sweep(now);
+    }
+    return now;
+  }
+
+  private sweep(now: number): void {
+    for (const [key, state] of this.windows) if (now >= state.expiresAt) this.windows.delete(key);
+    for (const [key, state] of this.counters) if (state.expiresAt !== null && now >= state.expiresAt) this.counters.delete(key);
+    for (const [key, leases] of this.slots) this.pruneSlots(key, leases, now);
+  }
+
+  private liveCounter(key: string, now: number): CounterState | undefined {
+    const state = this.counters.get(key);
+    if (state && state.expiresAt !== null && now >= state.expiresAt) {
+      this.counters.delete(key);
+      return undefined;
+    }
+    return state;
+  }
+
+  /** Drops entries at or before `cutoff` (they have left the window). */
+  private pruneWindow(state: WindowState, cutoff: number): void {
+    const { entries } = state;
+    while (state.head < entries.length && entries[state.head]!.t <= cutoff) {
+      state.sum -= entries[state.head]!.w;
+      state.head++;
+    }
+    if (state.head >= entries.length) {
+      // Empty: reset, which also discards any floating-point drift in the running total.
+      entries.length = 0;
+      state.head = 0;
+      state.sum = 0;
+    } else if (state.head > 64 && state.head * 2 > entries.length) {
+      entries.splice(0, state.head);
+      state.head = 0;
+    }
+  }
+
+  /**
+   * Per the port: time until enough weight leaves for one more unit to fit, i.e. until the
+   * window holds at most `limit - 1`. Entries leave in time order, each at `t + windowMs`.
+   */
+  private retryAfter(state: WindowState | undefined, sum: number, limit: number, windowMs: number, now: number): number {
+    const mustLeave = sum + 1 - limit;
+    if (mustLeave <= 0) return 0;
+    if (!state) return windowMs; // limit < 1: nothing ever fits; answer with a full window.
+    let left = 0;
+    for (let i = state.head; i < state.entries.length; i++) {
+      const e = state.entries[i]!;
+      left += e.w;
+      if (left >= mustLeave) return Math.max(1, Math.ceil(e.t + windowMs - now));
+    }
+    // Even an empty window does not fit one unit (limit < 1).
+    return Math.max(1, Math.ceil(state.expiresAt - now));
+  }
+
+  private pruneSlots(key: string, leases: SlotState, now: number): void {
+    for (const [id, expiresAt] of leases) if (now >= expiresAt) leases.delete(id);
+    if (leases.size === 0) this.slots.delete(key);
+  }
+}

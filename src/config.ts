@@ -1,0 +1,197 @@
+/**
+ * The one configuration module. Everything the process reads from the environment is declared
+ * here, validated with zod, and given a default; README.md's configuration table mirrors it.
+ * A variable that is set but malformed is a startup error naming it.
+ */
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+/** Go-style durations as the spec writes them: "720h", "15m", "30s", "500ms", "1h30m". */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000; // a bare number is seconds
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  let consumed = 0;
+  for (const match of trimmed.matchAll(part)) {
+    if (match.index !== consumed) break;
+    total += Number(match[1]) * unit[match[2]!]!;
+    consumed += match[0].length;
+  }
+  if (consumed === 0 || consumed !== trimmed.length) throw new Error(`"${text}" is not a duration (like 720h, 15m, 30s, 500ms)`);
+  return Math.round(total);
+}
+
+/** Sizes: "10485760", "10MB", "512KB", "1GB" (binary multiples). */
+export function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a size (like 10MB, 512KB, or bytes)`);
+  const multipliers: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
+  return Math.round(Number(match[1]) * multipliers[(match[2] ?? 'b').toLowerCase()]!);
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      try {
+        return parseDuration(value);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    });
+
+const size = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      try {
+        return parseSize(value);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    });
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { message: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes', 'on'].includes(v)));
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optionalText = z.string().min(1).optional();
+
+export const EnvSchema = z.object({
+  SECRET: z.string({ message: 'SECRET is required: set it to a long random string (it signs tokens and derives encryption keys)' }).min(16, 'SECRET must be at least 16 characters'),
+  HOST: z.string().default('0.0.0.0'),
+  SERVER_PORT: port(8000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  SQLDB_HOST: optionalText,
+  SQLDB_PORT: port(0),
+  SQLDB_USER: z.string().default('root'),
+  SQLDB_PASSWORD: z.string().default(''),
+  SQLDB_NAME: z.string().min(1).default('switchyard'),
+  SQLDB_DIALECT: z.enum(['mysql', 'postgres']).default('mysql'),
+
+  CACHE_HOST: optionalText,
+  CACHE_PORT: port(6379),
+  CACHE_PASSWORD: optionalText,
+  CACHE_DB: z.coerce.number().int().min(0).max(15).default(0),
+
+  NATS_URL: optionalText,
+  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only').default('SWITCHYARD'),
+  EVENTSTORE_URL: optionalText,
+
+  MAX_FILE_SIZE: size('20MB'),
+  FILE_PROCESSING_TIMEOUT: duration('60s'),
+  JWT_EXPIRE: duration('24h'),
+  JWT_REFRESH_EXPIRE: duration('720h'),
+  SESSION_SECURE: bool(false),
+  SESSION_HTTP_ONLY: bool(true),
+  SESSION_SAME_SITE: z.enum(['lax', 'strict', 'none']).default('lax'),
+
+  DB_MAX_OPEN_CONNS: positiveInt(25),
+  DB_MAX_IDLE_CONNS: z.coerce.number().int().min(0).default(10),
+  DB_CONN_MAX_LIFETIME: duration('1h'),
+
+  HTTP_MAX_IDLE_CONNS: positiveInt(100),
+  HTTP_MAX_CONNS_PER_HOST: positiveInt(256),
+  HTTP_IDLE_CONN_TIMEOUT: duration('90s'),
+
+  RBAC_ENABLED: bool(true),
+  MFA_ENABLED: bool(false),
+  API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
+  HEALTH_CHECK_ENABLED: bool(true),
+  METRICS_ENABLED: bool(true),
+  METRICS_PORT: port(9090),
+  STORAGE_TYPE: z.enum(['local']).default('local'),
+
+  DATA_DIR: z.string().default('./data'),
+  STORAGE_DIR: z.string().default('./storage'),
+  LOG_DIR: z.string().default('./logs'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  secret: string;
+  server: { host: string; port: number; logLevel: Env['LOG_LEVEL'] };
+  /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
+  eventStore: { kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
+  /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
+  readModels:
+    | { kind: 'sqlite'; file: string }
+    | { kind: 'mysql' | 'postgres'; host: string; port: number; user: string; password: string; database: string; maxConnections: number; maxIdle: number; connMaxLifetimeMs: number };
+  /** Where hot counters live: process memory unless CACHE_HOST is set. */
+  counters: { kind: 'memory' } | { kind: 'redis'; host: string; port: number; password?: string; db: number };
+  files: { maxSize: number; processingTimeoutMs: number; storageType: 'local'; storageDir: string };
+  auth: {
+    jwtExpireMs: number;
+    jwtRefreshExpireMs: number;
+    session: { secure: boolean; httpOnly: boolean; sameSite: 'lax' | 'strict' | 'none' };
+    rbacEnabled: boolean;
+    mfaEnabled: boolean;
+  };
+  upstreamHttp: { maxIdleConns: number; maxConnsPerHost: number; idleConnTimeoutMs: number };
+  api: { version: string; supportedVersions: string[] };
+  healthCheckEnabled: boolean;
+  metrics: { enabled: boolean; port: number };
+  dirs: { data: string; storage: string; logs: string };
+}
+
+/** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as in most twelve-factor tooling.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const dataDir = e.DATA_DIR;
+  const dialect = e.SQLDB_DIALECT;
+  return {
+    secret: e.SECRET,
+    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL },
+    eventStore: e.EVENTSTORE_URL
+      ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
+      : e.NATS_URL
+        ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM }
+        : { kind: 'sqlite', file: `${dataDir}/events.db` },
+    readModels: e.SQLDB_HOST
+      ? {
+          kind: dialect,
+          host: e.SQLDB_HOST,
+          port: e.SQLDB_PORT || (dialect === 'mysql' ? 3306 : 5432),
+          user: e.SQLDB_USER,
+          password: e.SQLDB_PASSWORD,
+          database: e.SQLDB_NAME,
+          maxConnections: e.DB_MAX_OPEN_CONNS,
+          maxIdle: e.DB_MAX_IDLE_CONNS,
+          connMaxLifetimeMs: e.DB_CONN_MAX_LIFETIME,
+        }
+      : { kind: 'sqlite', file: `${dataDir}/readmodels.db` },
+    counters: e.CACHE_HOST ? { kind: 'redis', host: e.CACHE_HOST, port: e.CACHE_PORT, password: e.CACHE_PASSWORD, db: e.CACHE_DB } : { kind: 'memory' },
+    files: { maxSize: e.MAX_FILE_SIZE, processingTimeoutMs: e.FILE_PROCESSING_TIMEOUT, storageType: e.STORAGE_TYPE, storageDir: e.STORAGE_DIR },
+    auth: {
+      jwtExpireMs: e.JWT_EXPIRE,
+      jwtRefreshExpireMs: e.JWT_REFRESH_EXPIRE,
+      session: { secure: e.SESSION_SECURE, httpOnly: e.SESSION_HTTP_ONLY, sameSite: e.SESSION_SAME_SITE },
+      rbacEnabled: e.RBAC_ENABLED,
+      mfaEnabled: e.MFA_ENABLED,
+    },
+    upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
+    api: { version: e.API_VERSION, supportedVersions: ['v1'] },
+    healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
+    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
+    dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
+  };
+}
