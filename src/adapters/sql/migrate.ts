@@ -3,9 +3,10 @@
 import { Migrator, type Kysely } from 'kysely';
 import { migrations } from '../../../migrations/index.js';
 
-export async function migrateToLatest(db: Kysely<never> | Kysely<unknown>): Promise<string[]> {
+export async function migrateToLatest<T>(db: Kysely<T>): Promise<string[]> {
   const migrator = new Migrator({
-    db: db as Kysely<unknown>,
+    // Migrations are written against the untyped schema: they create the typed tables.
+    db: db as unknown as Kysely<unknown>,
     provider: { getMigrations: async () => migrations },
     migrationTableName: 'schema_migrations',
     migrationLockTableName: 'schema_migrations_lock',

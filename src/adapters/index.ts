@@ -1,0 +1,39 @@
+/**
+ * Picks and opens the adapter of each port from the configuration. Server adapters are imported
+ * lazily so that the embedded default loads none of their client libraries.
+ */
+import type { Config } from '../config.js';
+import type { Counters } from '../ports/counters.js';
+import type { EventStore } from '../ports/event-store.js';
+
+export async function openEventStore(config: Config['eventStore']): Promise<EventStore> {
+  switch (config.kind) {
+    case 'sqlite': {
+      const { SqliteEventStore } = await import('./event-store/sqlite.js');
+      return new SqliteEventStore({ file: config.file });
+    }
+    case 'nats': {
+      const { NatsEventStore } = await import('./event-store/nats.js');
+      return NatsEventStore.connect({ servers: config.url, streamName: config.stream });
+    }
+    case 'kurrentdb': {
+      const { KurrentDbEventStore } = await import('./event-store/kurrentdb.js');
+      return KurrentDbEventStore.connect({ connectionString: config.url });
+    }
+  }
+}
+
+export async function openCounters(config: Config['counters']): Promise<Counters> {
+  switch (config.kind) {
+    case 'memory': {
+      const { MemoryCounters } = await import('./counters/memory.js');
+      return new MemoryCounters();
+    }
+    case 'redis': {
+      const { RedisCounters } = await import('./counters/redis.js');
+      const counters = new RedisCounters({ host: config.host, port: config.port, password: config.password, db: config.db, keyPrefix: 'sy:' });
+      await counters.ping();
+      return counters;
+    }
+  }
+}

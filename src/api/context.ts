@@ -1,0 +1,29 @@
+/** Everything the HTTP layer may use, built once by src/app.ts (the composition root). */
+import type { SqlDatabase } from '../adapters/sql/database.js';
+import type { TokenService } from '../auth/tokens.js';
+import type { CommandBus } from '../commands/bus.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Counters } from '../ports/counters.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { MaintenanceView } from '../projections/maintenance.js';
+import type { LiveView } from '../projections/runtime/live-view.js';
+import type { ProjectionRunner } from '../projections/runtime/runner.js';
+import type { Metrics } from './metrics.js';
+
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  /** embedded: SQLite + memory; distributed: servers for all three stores; mixed: anything else. */
+  mode: 'embedded' | 'distributed' | 'mixed';
+  store: EventStore;
+  sql: SqlDatabase;
+  counters: Counters;
+  commands: CommandBus;
+  runner: ProjectionRunner;
+  views: { maintenance: LiveView<MaintenanceView> };
+  /** Query side: reads of projected read models (never the event log). */
+  queries: { maintenance(): Promise<MaintenanceView> };
+  tokens: TokenService;
+  metrics: Metrics;
+}

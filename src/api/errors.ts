@@ -1,0 +1,55 @@
+/**
+ * Renders every failure as an OpenAI-style body: `{"error":{"message","type","code","param"}}`.
+ * Unknown errors become a 500 whose message reveals nothing internal (the details go to the log).
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError } from '../errors.js';
+
+export interface ErrorBody {
+  error: { message: string; type: string; code: string; param: string | null };
+}
+
+export function errorBody(message: string, type: string, code: string, param: string | null = null): ErrorBody {
+  return { error: { message, type, code, param } };
+}
+
+function sendAppError(reply: FastifyReply, error: AppError) {
+  return reply.code(error.status).headers(error.headers).send(errorBody(error.message, error.type, error.code, error.param));
+}
+
+/** "body.messages.0.role" style path from a validation error's instancePath ("/messages/0/role"). */
+function fieldName(context: string | undefined, instancePath: string): string {
+  const path = instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+  return path || context || 'body';
+}
+
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) return sendAppError(reply, error);
+
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const first = error.validation[0]!;
+      const field = fieldName(error.validationContext, first.instancePath);
+      return reply.code(400).send(errorBody(`invalid ${error.validationContext ?? 'request'} field "${field}": ${first.message}`, 'invalid_request_error', 'invalid_request', field));
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError && error.statusCode === 400)) {
+      return reply.code(400).send(errorBody(`request body is not valid JSON: ${error.message}`, 'invalid_request_error', 'invalid_json'));
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send(errorBody('request body is too large', 'invalid_request_error', 'request_too_large'));
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send(errorBody(`unsupported content type: ${request.headers['content-type'] ?? 'none'}`, 'invalid_request_error', 'unsupported_media_type'));
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send(errorBody(error.message, 'invalid_request_error', (error.code ?? 'invalid_request').toLowerCase()));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(errorBody('internal server error', 'server_error', 'internal_error'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(errorBody(`no route for ${request.method} ${request.url.split('?')[0]}`, 'invalid_request_error', 'not_found')),
+  );
+}

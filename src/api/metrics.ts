@@ -1,0 +1,78 @@
+/**
+ * Prometheus metrics (prom-client) on their own listener (METRICS_PORT, default 9090), so the
+ * public port never exposes them. Each app gets its own registry (tests run several apps in one
+ * process).
+ */
+import { createServer, type Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'switchyard_http_requests_total',
+    help: 'HTTP requests by method, route and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [this.registry],
+  });
+  readonly httpErrors = new Counter({
+    name: 'switchyard_http_errors_total',
+    help: 'HTTP responses with status >= 400 by method, route and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'switchyard_http_request_duration_seconds',
+    help: 'HTTP response time by method, route and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly eventsAppended = new Counter({
+    name: 'switchyard_events_appended_total',
+    help: 'Events appended by commands, by stream category',
+    labelNames: ['category'] as const,
+    registers: [this.registry],
+  });
+  readonly projectionLag = new Gauge({
+    name: 'switchyard_projection_lag_commits',
+    help: 'Commits between the head of the log and each projection checkpoint (sampled at scrape)',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
+  }
+
+  /** Records every response of `app` (route label = the route pattern, never the raw URL). */
+  instrument(app: FastifyInstance) {
+    app.addHook('onResponse', async (request, reply) => {
+      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+      this.httpRequests.inc(labels);
+      this.httpDuration.observe(labels, reply.elapsedTime / 1000);
+      if (reply.statusCode >= 400) this.httpErrors.inc(labels);
+    });
+  }
+}
+
+/** Serves GET /metrics from `metrics`, calling `beforeScrape` to refresh sampled gauges. */
+export function startMetricsServer(metrics: Metrics, host: string, port: number, beforeScrape: () => Promise<void>): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    beforeScrape()
+      .catch(() => undefined)
+      .then(() => metrics.registry.metrics())
+      .then(
+        (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+        (error: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${error.message}\n`),
+      );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

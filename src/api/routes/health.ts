@@ -1,0 +1,53 @@
+/**
+ * Liveness and readiness. /health answers 200 only when every configured dependency answers;
+ * /health/live says the process is up (for restarts), /health/ready is /health (for load balancers).
+ */
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+
+const Check = z.object({ status: z.enum(['up', 'down']), kind: z.string(), latency_ms: z.number(), error: z.string().optional() });
+export const HealthResponse = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  live: z.boolean(),
+  ready: z.boolean(),
+  mode: z.enum(['embedded', 'distributed', 'mixed']),
+  maintenance: z.boolean(),
+  checks: z.record(z.string(), Check),
+  projections: z.array(z.object({ name: z.string(), position: z.number(), lag: z.number() })),
+});
+
+async function probe(kind: string, ping: () => Promise<void>, timeoutMs = 2000): Promise<z.infer<typeof Check>> {
+  const started = performance.now();
+  try {
+    await Promise.race([ping(), new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
+    return { status: 'up', kind, latency_ms: Math.round((performance.now() - started) * 100) / 100 };
+  } catch (error) {
+    return { status: 'down', kind, latency_ms: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export function healthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  const readiness = async () => {
+    const [eventStore, readModels, counters] = await Promise.all([
+      probe(ctx.store.kind, () => ctx.store.ping()),
+      probe(ctx.sql.dialect, () => ctx.sql.ping()),
+      probe(ctx.counters.kind, () => ctx.counters.ping()),
+    ]);
+    const checks = { event_store: eventStore, read_models: readModels, counters };
+    const ready = Object.values(checks).every((c) => c.status === 'up');
+    const projections = ready ? (await ctx.runner.status()).map(({ name, position, lag }) => ({ name, position, lag })) : [];
+    return { status: ready ? ('ok' as const) : ('unavailable' as const), live: true, ready, mode: ctx.mode, maintenance: ctx.views.maintenance.state.enabled, checks, projections };
+  };
+
+  return async (app) => {
+    const schema = { tags: ['system'], response: { 200: HealthResponse, 503: HealthResponse } };
+    for (const path of ['/health', '/health/ready']) {
+      app.get(path, { schema: { ...schema, summary: 'Readiness of every configured dependency' } }, async (_request, reply) => {
+        const body = await readiness();
+        return reply.code(body.ready ? 200 : 503).send(body);
+      });
+    }
+    app.get('/health/live', { schema: { tags: ['system'], summary: 'Liveness', response: { 200: z.object({ status: z.literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The HTTP server: fastify with zod schemas (validation, serialization and the OpenAPI document
+ * at /openapi.json all come from the same schemas). Each area of the API is a plugin.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ServiceUnavailableError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { principalOrNull } from './auth.js';
+import type { AppContext } from './context.js';
+import { installErrorHandling } from './errors.js';
+import { healthRoutes } from './routes/health.js';
+import { maintenanceRoutes } from './routes/maintenance.js';
+import { systemRoutes } from './routes/system.js';
+
+/** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
+const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    // pino's Logger is a FastifyBaseLogger; the cast only bridges the two packages' typings.
+    loggerInstance: ctx.logger as unknown as FastifyBaseLogger,
+    // Chat requests carry base64 images; files have their own limit (MAX_FILE_SIZE).
+    bodyLimit: Math.max(32 * 1024 * 1024, ctx.config.files.maxSize),
+    // Honour a well-formed incoming X-Request-Id so a request can be traced across services.
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // Per-request access lines only at debug: a gateway's info log should not grow with traffic.
+    logController: new LogController({ disableRequestLogging: ctx.config.server.logLevel !== 'debug' && ctx.config.server.logLevel !== 'trace' }),
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+  ctx.metrics.instrument(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const maintenance = ctx.views.maintenance.state;
+    if (!maintenance.enabled) return;
+    const path = request.url.split('?')[0]!;
+    if (MAINTENANCE_EXEMPT.some((re) => re.test(path))) return;
+    const principal = await principalOrNull(request, ctx.tokens);
+    if (principal?.role === 'admin') return;
+    throw new ServiceUnavailableError(maintenance.message, 'maintenance_mode', { 'retry-after': '60' });
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Switchyard API', version: VERSION, description: 'OpenAI-compatible relay and admin API. Errors: {"error":{"message","type","code","param"}}.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes(ctx));
+  await app.register(systemRoutes(ctx));
+  await app.register(maintenanceRoutes(ctx));
+  return app;
+}

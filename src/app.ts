@@ -1,0 +1,128 @@
+/**
+ * The composition root: opens the adapter of every port chosen by the configuration, applies
+ * schema migrations, starts the projectors and live views, and builds the HTTP server.
+ * Nothing else in the code base decides which adapter runs.
+ */
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { openCounters, openEventStore } from './adapters/index.js';
+import { openSqlDatabase, type SqlDatabase } from './adapters/sql/database.js';
+import { migrateToLatest } from './adapters/sql/migrate.js';
+import type { AppContext } from './api/context.js';
+import { Metrics, startMetricsServer } from './api/metrics.js';
+import { buildServer } from './api/server.js';
+import { TokenService } from './auth/tokens.js';
+import { CommandBus } from './commands/bus.js';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { Counters } from './ports/counters.js';
+import type { EventStore } from './ports/event-store.js';
+import { projections } from './projections/index.js';
+import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.js';
+import { LiveView } from './projections/runtime/live-view.js';
+import { ProjectionRunner } from './projections/runtime/runner.js';
+
+export interface App {
+  ctx: AppContext;
+  server: FastifyInstance;
+  /** Starts the HTTP and metrics listeners; resolves with their base URLs. */
+  listen(): Promise<{ url: string; metricsUrl: string | null }>;
+  close(): Promise<void>;
+}
+
+export interface Stores {
+  store: EventStore;
+  sql: SqlDatabase;
+  counters: Counters;
+}
+
+/** Opens the three stores (and migrates the read-model schema). Closes what it opened on failure. */
+export async function openStores(config: Config, logger: Logger): Promise<Stores> {
+  if (config.eventStore.kind === 'sqlite' || config.readModels.kind === 'sqlite') mkdirSync(config.dirs.data, { recursive: true });
+  const opened: Array<{ close(): Promise<void> }> = [];
+  try {
+    const store = await openEventStore(config.eventStore);
+    opened.push(store);
+    const sql = await openSqlDatabase(config.readModels);
+    opened.push(sql);
+    const applied = await migrateToLatest(sql.db);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'schema migrated');
+    const counters = await openCounters(config.counters);
+    opened.push(counters);
+    return { store, sql, counters };
+  } catch (error) {
+    for (const o of opened.reverse()) await o.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function modeOf(config: Config): AppContext['mode'] {
+  const embedded = [config.eventStore.kind === 'sqlite', config.readModels.kind === 'sqlite', config.counters.kind === 'memory'];
+  if (embedded.every(Boolean)) return 'embedded';
+  if (embedded.every((e) => !e)) return 'distributed';
+  return 'mixed';
+}
+
+export async function createApp(config: Config, logger: Logger): Promise<App> {
+  const stores = await openStores(config, logger);
+  const { store, sql, counters } = stores;
+  const metrics = new Metrics();
+  const runner = new ProjectionRunner(store, sql.db, projections, logger);
+  const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger);
+  const mode = modeOf(config);
+  if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
+
+  try {
+    await runner.start();
+    await maintenanceView.start();
+  } catch (error) {
+    await runner.stop();
+    await Promise.all([store.close(), sql.close(), counters.close()]);
+    throw error;
+  }
+
+  const ctx: AppContext = {
+    config,
+    logger,
+    mode,
+    store,
+    sql,
+    counters,
+    commands: new CommandBus(store, metrics),
+    runner,
+    views: { maintenance: maintenanceView },
+    queries: { maintenance: () => loadMaintenance(sql.db) },
+    tokens: new TokenService(config.secret, config.auth.jwtExpireMs),
+    metrics,
+  };
+  const server = await buildServer(ctx);
+  let metricsServer: Server | null = null;
+
+  return {
+    ctx,
+    server,
+    async listen() {
+      const url = await server.listen({ host: config.server.host, port: config.server.port });
+      let metricsUrl: string | null = null;
+      if (config.metrics.enabled) {
+        metricsServer = await startMetricsServer(metrics, config.server.host, config.metrics.port, async () => {
+          for (const s of await runner.status()) metrics.projectionLag.set({ projection: s.name }, s.lag);
+        });
+        const address = metricsServer.address();
+        const port = typeof address === 'object' && address ? address.port : config.metrics.port;
+        metricsUrl = `http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${port}`;
+      }
+      return { url: url.replace('0.0.0.0', '127.0.0.1'), metricsUrl };
+    },
+    async close() {
+      await server.close();
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
+      await maintenanceView.stop();
+      await runner.stop();
+      await counters.close();
+      await sql.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * The `switchyard` command.
+ *
+ *   switchyard serve                         run the server (what `npm start` does)
+ *   switchyard projections status            position and lag of every projection
+ *   switchyard projections rebuild <name>    drop a projection's tables and replay the log
+ *   switchyard events tail [--from N] [--follow] [--stream S]
+ *                                            print commits of the log as JSON lines
+ *   switchyard migrate                       apply pending schema migrations and exit
+ *   switchyard token --user U [--tenant T] [--role admin|user] [--ttl 1h]
+ *                                            mint an access token signed with SECRET
+ */
+import { parseArgs } from 'node:util';
+import { createApp, openStores } from './app.js';
+import { Role, TokenService } from './auth/tokens.js';
+import { loadConfig, parseDuration, type Config } from './config.js';
+import { ConfigError } from './errors.js';
+import { createLogger } from './logger.js';
+import { projections } from './projections/index.js';
+import { ProjectionRunner } from './projections/runtime/runner.js';
+
+const USAGE = `usage: switchyard <command>
+  serve                                   run the server
+  projections status                      position and lag of every projection
+  projections rebuild <name|all>          drop a projection's tables and replay the log
+  events tail [--from N] [--follow] [--stream S]
+  migrate                                 apply pending schema migrations
+  token --user U [--tenant T] [--role admin|user] [--ttl 1h]`;
+
+async function serve(config: Config) {
+  const logger = createLogger(config.server.logLevel);
+  const app = await createApp(config, logger);
+  const { url, metricsUrl } = await app.listen();
+  logger.info({ url, metricsUrl, mode: app.ctx.mode, eventStore: app.ctx.store.kind, readModels: app.ctx.sql.dialect, counters: app.ctx.counters.kind }, 'switchyard is serving');
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+async function withRunner(config: Config, work: (runner: ProjectionRunner) => Promise<void>) {
+  const logger = createLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+  const { store, sql, counters } = await openStores(config, logger);
+  try {
+    await work(new ProjectionRunner(store, sql.db, projections, logger));
+  } finally {
+    await Promise.all([store.close(), sql.close(), counters.close()]);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help') {
+    console.log(USAGE);
+    return command ? 0 : 1;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      await serve(config);
+      return -1; // keep running
+    case 'migrate':
+      await withRunner(config, async () => undefined);
+      console.log('schema is up to date');
+      return 0;
+    case 'projections': {
+      if (sub === 'status') {
+        await withRunner(config, async (runner) => {
+          for (const s of await runner.status()) console.log(`${s.name.padEnd(24)} v${s.version}  position ${s.position}  lag ${s.lag}`);
+        });
+        return 0;
+      }
+      if (sub === 'rebuild' && rest[0]) {
+        await withRunner(config, async (runner) => {
+          const names = rest[0] === 'all' ? runner.names : [rest[0]!];
+          for (const name of names) {
+            const started = Date.now();
+            await runner.rebuild(name);
+            console.log(`rebuilt ${name} in ${Date.now() - started} ms`);
+          }
+        });
+        return 0;
+      }
+      break;
+    }
+    case 'events': {
+      if (sub !== 'tail') break;
+      const { values } = parseArgs({ args: rest, options: { from: { type: 'string', default: '0' }, follow: { type: 'boolean', default: false }, stream: { type: 'string' } } });
+      const print = (commit: { stream: string; events: unknown[] }) => {
+        if (!values.stream || commit.stream === values.stream) for (const e of commit.events) console.log(JSON.stringify(e));
+      };
+      await withRunner(config, async () => undefined); // migrates; harmless
+      const { openEventStore } = await import('./adapters/index.js');
+      const store = await openEventStore(config.eventStore);
+      let after = Number(values.from);
+      if (!values.follow) {
+        for (;;) {
+          const commits = await store.readAll({ after, limit: 500 });
+          if (commits.length === 0) break;
+          commits.forEach(print);
+          after = commits.at(-1)!.position;
+        }
+        await store.close();
+        return 0;
+      }
+      const subscription = store.subscribe({ after, onCommit: async (c) => print(c) });
+      process.on('SIGINT', () => void subscription.close().then(() => store.close()).then(() => process.exit(0)));
+      return -1;
+    }
+    case 'token': {
+      const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string', default: 'user' }, ttl: { type: 'string', default: '1h' } } });
+      if (!values.user) break;
+      const tokens = new TokenService(config.secret, parseDuration(values.ttl));
+      console.log(await tokens.issueAccessToken({ userId: values.user, tenantId: values.tenant, role: Role.parse(values.role) }));
+      return 0;
+    }
+  }
+  console.error(USAGE);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    // Startup problems are the operator's to fix: say what is wrong in one line, no stack.
+    if (error instanceof ConfigError) console.error(error.message);
+    else if (error instanceof Error && /Failed to connect to database/.test(error.message)) console.error(error.message);
+    else console.error(error);
+    process.exit(1);
+  },
+);

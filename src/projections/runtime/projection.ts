@@ -1,0 +1,19 @@
+/** What a projection is: a named, versioned fold of the event log into read-model tables. */
+import type { Kysely } from 'kysely';
+import type { ReadModelTables } from '../../adapters/sql/schema.js';
+import type { StoredEvent } from '../../ports/event-store.js';
+
+export type ReadModelDb = Kysely<ReadModelTables>;
+
+export interface Projection {
+  /** Unique, stable: the checkpoint row and the durable consumer are named after it. */
+  name: string;
+  /** Bump when `apply` or the tables change: a stored version that differs triggers a rebuild. */
+  version: number;
+  /** Event types `apply` reads; commits without any of them cost no database write. */
+  eventTypes: readonly string[];
+  /** Applies one event inside the runner's transaction; must write only through `trx`. */
+  apply(trx: ReadModelDb, event: StoredEvent): Promise<void>;
+  /** Empties the projection's tables (rebuild drops its state and replays the log). */
+  reset(trx: ReadModelDb): Promise<void>;
+}

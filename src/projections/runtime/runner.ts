@@ -1,0 +1,263 @@
+/**
+ * Runs projections: catch up from each projection's checkpoint, then tail the log.
+ *
+ * Idempotence: each commit is applied in ONE transaction together with a conditional checkpoint
+ * update (`position < commit AND generation = g`). A redelivered commit, or one another instance
+ * already applied, updates no checkpoint row and is rolled back, so it is never applied twice.
+ * Several instances can run the same projector side by side (JetStream hands each commit to one of
+ * them through a shared durable consumer; the checkpoint guard makes it exact either way).
+ *
+ * Rebuild: reset the tables, set the checkpoint to 0 and bump the generation in one transaction.
+ * A projector still running the old generation notices at its next write and restarts.
+ */
+import type { Logger } from '../../logger.js';
+import type { Commit, EventStore, Subscription } from '../../ports/event-store.js';
+import type { Projection, ReadModelDb } from './projection.js';
+
+class GenerationChanged extends Error {}
+
+interface Running {
+  projection: Projection;
+  generation: number;
+  /** Highest commit position this instance knows to be applied (or irrelevant). */
+  position: number;
+  subscription: Subscription | null;
+  retryTimer: NodeJS.Timeout | null;
+  relevant: ReadonlySet<string>;
+}
+
+export interface ProjectionStatus {
+  name: string;
+  version: number;
+  position: number;
+  lag: number;
+}
+
+const now = () => new Date().toISOString();
+
+export class ProjectionRunner {
+  private readonly running = new Map<string, Running>();
+  private readonly waiters = new Set<() => void>();
+  private stopped = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly db: ReadModelDb,
+    private readonly projections: readonly Projection[],
+    private readonly logger: Logger,
+    private readonly options: { retryDelayMs?: number } = {},
+  ) {
+    const names = new Set<string>();
+    for (const p of projections) {
+      if (names.has(p.name)) throw new Error(`duplicate projection name ${p.name}`);
+      names.add(p.name);
+    }
+  }
+
+  get names(): string[] {
+    return this.projections.map((p) => p.name);
+  }
+
+  private find(name: string): Projection {
+    const projection = this.projections.find((p) => p.name === name);
+    if (!projection) throw new Error(`unknown projection "${name}" (known: ${this.names.join(', ')})`);
+    return projection;
+  }
+
+  /** Ensures checkpoint rows (rebuilding projections whose version changed) and starts tailing. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    for (const projection of this.projections) {
+      const checkpoint = await this.ensureCheckpoint(projection);
+      this.launch(projection, checkpoint.position, checkpoint.generation);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(
+      [...this.running.values()].map(async (r) => {
+        if (r.retryTimer) clearTimeout(r.retryTimer);
+        await r.subscription?.close();
+      }),
+    );
+    this.running.clear();
+    this.notify();
+  }
+
+  /** Drops the projection's state and replays it from the log. Resolves once caught up to the
+   * head position as of the call (the projection keeps tailing afterwards if started). */
+  async rebuild(name: string): Promise<void> {
+    const projection = this.find(name);
+    const generation = await this.db.transaction().execute(async (trx) => {
+      await projection.reset(trx);
+      const row = await trx.selectFrom('projection_checkpoints').select('generation').where('name', '=', name).executeTakeFirst();
+      const next = (row?.generation ?? 0) + 1;
+      await this.writeCheckpoint(trx, projection, 0, next);
+      return next;
+    });
+    this.logger.info({ projection: name, generation }, 'projection reset; replaying the log');
+    const head = await this.store.headPosition();
+    if (this.running.has(name)) {
+      await this.relaunch(name, 0, generation);
+      await this.waitFor(head, { projections: [name] });
+    } else {
+      await this.catchUpOnce(projection, generation, head);
+    }
+  }
+
+  /** Replays into the projection up to `head` without tailing (used by the CLI). */
+  async catchUpOnce(projection: Projection, generation: number, head: number): Promise<void> {
+    let position = 0;
+    const state: Running = { projection, generation, position, subscription: null, retryTimer: null, relevant: new Set(projection.eventTypes) };
+    while (position < head) {
+      const commits = await this.store.readAll({ after: position, limit: 500 });
+      if (commits.length === 0) break;
+      for (const commit of commits) {
+        await this.applyCommit(state, commit);
+        position = commit.position;
+      }
+    }
+  }
+
+  /** Current position and lag of every projection. */
+  async status(): Promise<ProjectionStatus[]> {
+    const head = await this.store.headPosition();
+    const rows = await this.db.selectFrom('projection_checkpoints').selectAll().execute();
+    return this.projections.map((p) => {
+      const stored = rows.find((r) => r.name === p.name)?.position ?? 0;
+      const position = Math.max(stored, this.running.get(p.name)?.position ?? 0);
+      return { name: p.name, version: p.version, position, lag: Math.max(0, head - position) };
+    });
+  }
+
+  /**
+   * Resolves when every (or each named) projection has reached `position`. Checks this
+   * instance's progress first, then the stored checkpoints: with a shared durable consumer,
+   * another instance may be the one that applied the commit.
+   */
+  async waitFor(position: number, { timeoutMs = 10_000, projections }: { timeoutMs?: number; projections?: string[] } = {}): Promise<void> {
+    const names = projections ?? this.names;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const behind = names.filter((n) => (this.running.get(n)?.position ?? 0) < position);
+      if (behind.length === 0) return;
+      const stored = await this.db.selectFrom('projection_checkpoints').select(['name', 'position']).where('name', 'in', behind).execute();
+      if (behind.every((n) => (stored.find((r) => r.name === n)?.position ?? 0) >= position)) return;
+      const left = deadline - Date.now();
+      if (left <= 0 || this.stopped) throw new Error(`projections ${behind.join(', ')} did not reach position ${position} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(left, 50));
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  private notify() {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w();
+  }
+
+  private async ensureCheckpoint(projection: Projection): Promise<{ position: number; generation: number }> {
+    const row = await this.db.selectFrom('projection_checkpoints').selectAll().where('name', '=', projection.name).executeTakeFirst();
+    if (!row) {
+      await this.db
+        .insertInto('projection_checkpoints')
+        .values({ name: projection.name, position: 0, generation: 0, version: projection.version, updated_at: now() })
+        .execute()
+        .catch(() => undefined); // another instance inserted it first
+      return this.ensureCheckpoint(projection);
+    }
+    if (row.version !== projection.version) {
+      this.logger.warn({ projection: projection.name, from: row.version, to: projection.version }, 'projection version changed: rebuilding');
+      const generation = row.generation + 1;
+      await this.db.transaction().execute(async (trx) => {
+        await projection.reset(trx);
+        await this.writeCheckpoint(trx, projection, 0, generation);
+      });
+      return { position: 0, generation };
+    }
+    return { position: row.position, generation: row.generation };
+  }
+
+  private async writeCheckpoint(trx: ReadModelDb, projection: Projection, position: number, generation: number) {
+    await trx
+      .updateTable('projection_checkpoints')
+      .set({ position, generation, version: projection.version, updated_at: now() })
+      .where('name', '=', projection.name)
+      .execute();
+  }
+
+  private launch(projection: Projection, after: number, generation: number) {
+    if (this.stopped) return;
+    const state: Running = { projection, generation, position: after, subscription: null, retryTimer: null, relevant: new Set(projection.eventTypes) };
+    this.running.set(projection.name, state);
+    state.subscription = this.store.subscribe({
+      after,
+      durableName: `projection_${projection.name}`,
+      onCommit: (commit) => this.applyCommit(state, commit),
+      onError: (error) => this.onSubscriptionError(state, error),
+    });
+  }
+
+  private async relaunch(name: string, after?: number, generation?: number) {
+    const current = this.running.get(name);
+    if (current) {
+      if (current.retryTimer) clearTimeout(current.retryTimer);
+      await current.subscription?.close();
+    }
+    const projection = this.find(name);
+    if (after === undefined || generation === undefined) {
+      const checkpoint = await this.ensureCheckpoint(projection);
+      after = checkpoint.position;
+      generation = checkpoint.generation;
+    }
+    this.launch(projection, after, generation);
+  }
+
+  private onSubscriptionError(state: Running, error: unknown) {
+    if (this.stopped || this.running.get(state.projection.name) !== state) return;
+    const restartOnly = error instanceof GenerationChanged;
+    if (!restartOnly) this.logger.error({ err: error, projection: state.projection.name }, 'projection failed; retrying from its checkpoint');
+    state.retryTimer = setTimeout(
+      () => {
+        void this.relaunch(state.projection.name).catch((e: unknown) => this.onSubscriptionError(state, e));
+      },
+      restartOnly ? 0 : (this.options.retryDelayMs ?? 1000),
+    );
+  }
+
+  private async applyCommit(state: Running, commit: Commit): Promise<void> {
+    const relevant = commit.events.filter((e) => state.relevant.has(e.type));
+    if (relevant.length > 0) {
+      await this.db.transaction().execute(async (trx) => {
+        const claimed = await trx
+          .updateTable('projection_checkpoints')
+          .set({ position: commit.position, updated_at: now() })
+          .where('name', '=', state.projection.name)
+          .where('position', '<', commit.position)
+          .where('generation', '=', state.generation)
+          .executeTakeFirst();
+        if (Number(claimed.numUpdatedRows) === 0) {
+          const row = await trx.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
+          if (row && row.generation !== state.generation) throw new GenerationChanged(`projection ${state.projection.name} was rebuilt`);
+          return; // already applied (redelivery, or another instance got there first)
+        }
+        for (const event of relevant) await state.projection.apply(trx, event);
+      });
+    }
+    state.position = Math.max(state.position, commit.position);
+    this.notify();
+  }
+}
+
+/** Used by tests and the CLI to look at a checkpoint row directly. */
+export async function readCheckpoint(db: ReadModelDb, name: string): Promise<number> {
+  const row = await db.selectFrom('projection_checkpoints').select('position').where('name', '=', name).executeTakeFirst();
+  return row?.position ?? 0;
+}
