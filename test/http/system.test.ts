@@ -1,0 +1,75 @@
+/** The real server, embedded mode: health, version, error bodies, request ids, OpenAPI. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startApp, type RunningApp } from '../support/app.js';
+
+describe('HTTP server (embedded)', () => {
+  let s: RunningApp;
+  beforeAll(async () => {
+    s = await startApp();
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  it('reports liveness and the readiness of every dependency on /health', async () => {
+    const res = await call(`${s.url}/health`);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      status: 'ok',
+      live: true,
+      ready: true,
+      mode: 'embedded',
+      maintenance: false,
+      checks: { event_store: { status: 'up', kind: 'sqlite' }, read_models: { status: 'up', kind: 'sqlite' }, counters: { status: 'up', kind: 'memory' } },
+    });
+    expect(res.json.projections.map((p: { name: string }) => p.name)).toContain('maintenance');
+    expect((await call(`${s.url}/health/live`)).json).toEqual({ status: 'ok' });
+    expect((await call(`${s.url}/health/ready`)).status).toBe(200);
+  });
+
+  it('answers /v1/system/version', async () => {
+    const res = await call(`${s.url}/v1/system/version`);
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ version: '0.1.0', api_versions: ['v1'], default_api_version: 'v1', build: expect.any(String) });
+  });
+
+  it('answers unknown routes with an OpenAI-style 404', async () => {
+    const res = await call(`${s.url}/v1/does-not-exist`);
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: { message: 'no route for GET /v1/does-not-exist', type: 'invalid_request_error', code: 'not_found', param: null } });
+  });
+
+  it('answers malformed JSON with 400 invalid_json', async () => {
+    const res = await call(`${s.url}/v1/admin/maintenance`, { method: 'POST', token: s.adminToken, body: '{"enabled": tru' });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+  });
+
+  it('echoes a well-formed X-Request-Id and generates one otherwise', async () => {
+    const given = await call(`${s.url}/health/live`, { headers: { 'x-request-id': 'trace-abc-123' } });
+    expect(given.headers.get('x-request-id')).toBe('trace-abc-123');
+    const generated = await call(`${s.url}/health/live`, { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('publishes an OpenAPI document built from the route schemas', async () => {
+    const res = await call(`${s.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.json.openapi).toMatch(/^3\./);
+    expect(Object.keys(res.json.paths)).toEqual(expect.arrayContaining(['/health', '/v1/system/version', '/v1/admin/maintenance']));
+    expect(res.json.paths['/v1/admin/maintenance'].post.requestBody.content['application/json'].schema.required).toEqual(['enabled']);
+  });
+
+  it('refuses admin endpoints without a valid token (401) and to non-admins (403)', async () => {
+    expect((await call(`${s.url}/v1/admin/maintenance`)).json).toMatchObject({ error: { message: 'unauthorized', code: 'unauthorized', type: 'authentication_error' } });
+    expect((await call(`${s.url}/v1/admin/maintenance`, { token: 'not-a-jwt' })).status).toBe(401);
+    const forged = `${s.adminToken.split('.').slice(0, 2).join('.')}.AAAA`;
+    expect((await call(`${s.url}/v1/admin/maintenance`, { token: forged })).status).toBe(401);
+    // alg "none" with admin claims must not pass.
+    const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', tid: 'default', role: 'admin', iss: 'switchyard', exp: 9999999999 })).toString('base64url')}.`;
+    expect((await call(`${s.url}/v1/admin/maintenance`, { token: none })).status).toBe(401);
+    const asUser = await call(`${s.url}/v1/admin/maintenance`, { token: s.userToken });
+    expect(asUser.status).toBe(403);
+    expect(asUser.json.error.code).toBe('forbidden');
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseDuration, parseSize } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+const SECRET = 'a-secret-of-sufficient-length';
+
+describe('config', () => {
+  it('requires SECRET and names it', () => {
+    expect(() => loadConfig({})).toThrow(ConfigError);
+    expect(() => loadConfig({})).toThrow(/SECRET/);
+    expect(() => loadConfig({ SECRET: 'short' })).toThrow(/SECRET must be at least 16/);
+  });
+
+  it('defaults to the embedded mode with the documented defaults', () => {
+    const c = loadConfig({ SECRET });
+    expect(c.server.port).toBe(8000);
+    expect(c.metrics).toEqual({ enabled: true, port: 9090 });
+    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db' });
+    expect(c.readModels).toEqual({ kind: 'sqlite', file: './data/readmodels.db' });
+    expect(c.counters).toEqual({ kind: 'memory' });
+    expect(c.dirs).toEqual({ data: './data', storage: './storage', logs: './logs' });
+    expect(c.auth.jwtExpireMs).toBe(24 * 3600_000);
+    expect(c.auth.jwtRefreshExpireMs).toBe(720 * 3600_000);
+    expect(c.auth.session).toEqual({ secure: false, httpOnly: true, sameSite: 'lax' });
+    expect(c.auth.rbacEnabled).toBe(true);
+    expect(c.auth.mfaEnabled).toBe(false);
+    expect(c.files.maxSize).toBe(20 * 1024 * 1024);
+  });
+
+  it('switches each store to its server when configured', () => {
+    const c = loadConfig({ SECRET, NATS_URL: 'nats://n:4222', SQLDB_HOST: 'db', SQLDB_PASSWORD: 'pw', CACHE_HOST: 'cache', CACHE_PORT: '6380' });
+    expect(c.eventStore).toEqual({ kind: 'nats', url: 'nats://n:4222', stream: 'SWITCHYARD' });
+    expect(c.readModels).toMatchObject({ kind: 'mysql', host: 'db', port: 3306, user: 'root', password: 'pw', database: 'switchyard', maxConnections: 25 });
+    expect(c.counters).toMatchObject({ kind: 'redis', host: 'cache', port: 6380 });
+    expect(loadConfig({ SECRET, SQLDB_HOST: 'pg', SQLDB_DIALECT: 'postgres' }).readModels).toMatchObject({ kind: 'postgres', port: 5432 });
+    expect(loadConfig({ SECRET, NATS_URL: 'nats://x', EVENTSTORE_URL: 'esdb://e:2113' }).eventStore.kind).toBe('kurrentdb');
+  });
+
+  it('names every malformed variable', () => {
+    let message = '';
+    try {
+      loadConfig({ SECRET, SERVER_PORT: 'eighty', JWT_EXPIRE: '3 weeks', RBAC_ENABLED: 'maybe', MAX_FILE_SIZE: 'huge', SESSION_SAME_SITE: 'sometimes' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    for (const name of ['SERVER_PORT', 'JWT_EXPIRE', 'RBAC_ENABLED', 'MAX_FILE_SIZE', 'SESSION_SAME_SITE']) expect(message).toContain(name);
+    expect(message).not.toContain('SECRET');
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ SECRET, SERVER_PORT: '', NATS_URL: '' }).eventStore.kind).toBe('sqlite');
+  });
+
+  it('parses Go-style durations and sizes', () => {
+    expect(parseDuration('720h')).toBe(720 * 3600_000);
+    expect(parseDuration('1h30m')).toBe(5400_000);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('90')).toBe(90_000);
+    expect(() => parseDuration('5 minutes')).toThrow();
+    expect(() => parseDuration('h')).toThrow();
+    expect(parseSize('10MB')).toBe(10 * 1024 * 1024);
+    expect(parseSize('512kb')).toBe(512 * 1024);
+    expect(parseSize('1234')).toBe(1234);
+    expect(() => parseSize('-1')).toThrow();
+  });
+});
