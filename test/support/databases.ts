@@ -1,0 +1,58 @@
+/** Read-model databases for tests: a fresh SQLite file, or a fresh database on MariaDB / PostgreSQL. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqlDatabase, type ReadModelConfig, type SqlDatabase } from '../../src/adapters/sql/database.js';
+import { migrateToLatest } from '../../src/adapters/sql/migrate.js';
+import { uniqueSuffix } from './services.js';
+
+export type Dialect = 'sqlite' | 'mysql' | 'postgres';
+
+export function readModelConfig(dialect: Dialect, urls: { mysql: string; postgres: string }): { config: ReadModelConfig; cleanup: () => Promise<void> } {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-rm-'));
+    return { config: { kind: 'sqlite', file: join(dir, 'readmodels.db') }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const u = new URL(dialect === 'mysql' ? urls.mysql : urls.postgres);
+  const database = `sy_test_${uniqueSuffix()}`;
+  const config: ReadModelConfig = {
+    kind: dialect,
+    host: u.hostname,
+    port: Number(u.port || (dialect === 'mysql' ? 3306 : 5432)),
+    user: decodeURIComponent(u.username || 'root'),
+    password: decodeURIComponent(u.password),
+    database,
+    maxConnections: 10,
+    maxIdle: 2,
+    connMaxLifetimeMs: 60_000,
+  };
+  return {
+    config,
+    cleanup: async () => {
+      // Drop through a connection to the server's default database.
+      const admin = await openSqlDatabase({ ...config, database: dialect === 'mysql' ? 'mysql' : 'postgres' });
+      try {
+        const { sql } = await import('kysely');
+        if (dialect === 'mysql') await sql.raw(`DROP DATABASE IF EXISTS \`${database}\``).execute(admin.db);
+        else await sql.raw(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).execute(admin.db);
+      } finally {
+        await admin.close();
+      }
+    },
+  };
+}
+
+/** Opens and migrates a fresh read-model database. */
+export async function freshDatabase(dialect: Dialect, urls: { mysql: string; postgres: string }): Promise<{ sql: SqlDatabase; config: ReadModelConfig; cleanup: () => Promise<void> }> {
+  const { config, cleanup } = readModelConfig(dialect, urls);
+  const sql = await openSqlDatabase(config);
+  await migrateToLatest(sql.db);
+  return {
+    sql,
+    config,
+    cleanup: async () => {
+      await sql.close().catch(() => undefined);
+      await cleanup();
+    },
+  };
+}
