@@ -84,6 +84,7 @@ export const EnvSchema = z.object({
   CACHE_PORT: port(6379),
   CACHE_PASSWORD: optionalText,
   CACHE_DB: z.coerce.number().int().min(0).max(15).default(0),
+  CACHE_PREFIX: z.string().default('sy:'),
 
   NATS_URL: optionalText,
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only').default('SWITCHYARD'),
@@ -130,7 +131,7 @@ export interface Config {
     | { kind: 'sqlite'; file: string }
     | { kind: 'mysql' | 'postgres'; host: string; port: number; user: string; password: string; database: string; maxConnections: number; maxIdle: number; connMaxLifetimeMs: number };
   /** Where hot counters live: process memory unless CACHE_HOST is set. */
-  counters: { kind: 'memory' } | { kind: 'redis'; host: string; port: number; password?: string; db: number };
+  counters: { kind: 'memory' } | { kind: 'redis'; host: string; port: number; password?: string; db: number; keyPrefix: string };
   files: { maxSize: number; processingTimeoutMs: number; storageType: 'local'; storageDir: string };
   auth: {
     jwtExpireMs: number;
@@ -156,6 +157,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  const supportedVersions = ['v1'];
+  if (!supportedVersions.includes(e.API_VERSION)) {
+    throw new ConfigError(`Invalid configuration:\n  API_VERSION: ${e.API_VERSION} is not a supported API version (supported: ${supportedVersions.join(', ')})`);
+  }
   const dataDir = e.DATA_DIR;
   const dialect = e.SQLDB_DIALECT;
   return {
@@ -179,7 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           connMaxLifetimeMs: e.DB_CONN_MAX_LIFETIME,
         }
       : { kind: 'sqlite', file: `${dataDir}/readmodels.db` },
-    counters: e.CACHE_HOST ? { kind: 'redis', host: e.CACHE_HOST, port: e.CACHE_PORT, password: e.CACHE_PASSWORD, db: e.CACHE_DB } : { kind: 'memory' },
+    counters: e.CACHE_HOST ? { kind: 'redis', host: e.CACHE_HOST, port: e.CACHE_PORT, password: e.CACHE_PASSWORD, db: e.CACHE_DB, keyPrefix: e.CACHE_PREFIX } : { kind: 'memory' },
     files: { maxSize: e.MAX_FILE_SIZE, processingTimeoutMs: e.FILE_PROCESSING_TIMEOUT, storageType: e.STORAGE_TYPE, storageDir: e.STORAGE_DIR },
     auth: {
       jwtExpireMs: e.JWT_EXPIRE,
@@ -189,7 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mfaEnabled: e.MFA_ENABLED,
     },
     upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
-    api: { version: e.API_VERSION, supportedVersions: ['v1'] },
+    api: { version: e.API_VERSION, supportedVersions },
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },

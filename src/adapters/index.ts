@@ -14,7 +14,8 @@ export async function openEventStore(config: Config['eventStore']): Promise<Even
     }
     case 'nats': {
       const { NatsEventStore } = await import('./event-store/nats.js');
-      return NatsEventStore.connect({ servers: config.url, streamName: config.stream });
+      // Subjects are named after the stream, so two installations can share one NATS server.
+      return NatsEventStore.connect({ servers: config.url, streamName: config.stream, subjectPrefix: `ev.${config.stream}` });
     }
     case 'kurrentdb': {
       const { KurrentDbEventStore } = await import('./event-store/kurrentdb.js');
@@ -31,7 +32,7 @@ export async function openCounters(config: Config['counters']): Promise<Counters
     }
     case 'redis': {
       const { RedisCounters } = await import('./counters/redis.js');
-      const counters = new RedisCounters({ host: config.host, port: config.port, password: config.password, db: config.db, keyPrefix: 'sy:' });
+      const counters = new RedisCounters({ host: config.host, port: config.port, password: config.password, db: config.db, keyPrefix: config.keyPrefix });
       await counters.ping();
       return counters;
     }

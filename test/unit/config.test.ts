@@ -64,3 +64,11 @@ describe('config', () => {
     expect(() => parseSize('-1')).toThrow();
   });
 });
+
+describe('config: API_VERSION', () => {
+  it('refuses an API version this build does not speak', () => {
+    expect(() => loadConfig({ SECRET, API_VERSION: 'v9' })).toThrow(/API_VERSION/);
+    expect(() => loadConfig({ SECRET, API_VERSION: 'latest' })).toThrow(/API_VERSION/);
+    expect(loadConfig({ SECRET, API_VERSION: 'v1' }).api).toEqual({ version: 'v1', supportedVersions: ['v1'] });
+  });
+});

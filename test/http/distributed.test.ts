@@ -1,0 +1,92 @@
+/**
+ * The distributed mode: two instances side by side on NATS JetStream + MariaDB + Redis. A command
+ * on one instance reaches the other through the bus; the shared projection is applied once.
+ */
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { call, startApp, type RunningApp } from '../support/app.js';
+import { readModelConfig } from '../support/databases.js';
+import { uniqueSuffix } from '../support/services.js';
+
+const services = inject('services');
+const urls = inject('serviceUrls');
+const enabled = services.nats && services.mysql && services.redis;
+
+describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
+  const suffix = uniqueSuffix();
+  const stream = `SYTEST_${suffix}`;
+  const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
+  const redis = new URL(urls.redis);
+  const env = {
+    NATS_URL: urls.nats,
+    NATS_STREAM: stream,
+    SQLDB_HOST: db.kind === 'mysql' ? db.host : '',
+    SQLDB_PORT: db.kind === 'mysql' ? String(db.port) : '',
+    SQLDB_USER: db.kind === 'mysql' ? db.user : '',
+    SQLDB_PASSWORD: db.kind === 'mysql' ? db.password : '',
+    SQLDB_NAME: db.kind === 'mysql' ? db.database : '',
+    CACHE_HOST: redis.hostname,
+    CACHE_PORT: redis.port || '6379',
+    CACHE_PREFIX: `sytest:${suffix}:`,
+  };
+  let a: RunningApp;
+  let b: RunningApp;
+
+  beforeAll(async () => {
+    a = await startApp(env);
+    b = await startApp(env);
+  });
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await dropDatabase();
+    const nc = await connect({ servers: urls.nats });
+    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
+    await nc.close();
+  });
+
+  it('reports the distributed mode and each server dependency', async () => {
+    for (const instance of [a, b]) {
+      const res = await call(`${instance.url}/health`);
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({
+        mode: 'distributed',
+        checks: { event_store: { status: 'up', kind: 'nats' }, read_models: { status: 'up', kind: 'mysql' }, counters: { status: 'up', kind: 'redis' } },
+      });
+    }
+  });
+
+  it('applies maintenance mode on every instance', async () => {
+    const on = await call(`${a.url}/v1/admin/maintenance`, { token: a.adminToken, body: { enabled: true, message: 'Cluster upgrade' } });
+    expect(on.status).toBe(200);
+    // Instance B learns it from the bus, not from a request: poll briefly.
+    const deadline = Date.now() + 3000;
+    let onB = await call(`${b.url}/v1/admin/maintenance`, { token: b.userToken });
+    while (onB.status !== 503 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+      onB = await call(`${b.url}/v1/admin/maintenance`, { token: b.userToken });
+    }
+    expect(onB.status).toBe(503);
+    expect(onB.json.error).toMatchObject({ message: 'Cluster upgrade', code: 'maintenance_mode' });
+    const viaB = await call(`${b.url}/v1/admin/maintenance`, { token: b.adminToken });
+    expect(viaB.json).toMatchObject({ enabled: true, message: 'Cluster upgrade', changed_by: 'admin-1' });
+    const off = await call(`${b.url}/v1/admin/maintenance`, { token: b.adminToken, body: { enabled: false } });
+    expect(off.json.enabled).toBe(false);
+  });
+
+  it('applies the shared projection exactly once and rebuilds it to the same state', async () => {
+    const head = await a.app.ctx.store.headPosition();
+    await a.app.ctx.runner.waitFor(head);
+    await b.app.ctx.runner.waitFor(head);
+    const live = await a.app.ctx.queries.maintenance();
+    expect(live).toMatchObject({ enabled: false, changed_by: 'admin-1' });
+    const [checkpoint] = await a.app.ctx.sql.db.selectFrom('projection_checkpoints').selectAll().where('name', '=', 'maintenance').execute();
+    expect(checkpoint!.position).toBe(head);
+
+    await b.app.ctx.runner.rebuild('maintenance');
+    await a.app.ctx.runner.waitFor(head);
+    expect(await a.app.ctx.queries.maintenance()).toEqual(live);
+  });
+});
