@@ -454,7 +454,7 @@ async function main() {
   }
 }
 
-main()
+void main()
   .then(
     () => 0,
     (error: unknown) => {
