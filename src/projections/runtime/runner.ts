@@ -22,6 +22,8 @@ interface Running {
   /** Highest commit position this instance knows to be applied (or irrelevant). */
   position: number;
   subscription: Subscription | null;
+  /** The catch-up replay that runs before the live subscription opens. */
+  catchUp: Promise<void> | null;
   retryTimer: NodeJS.Timeout | null;
   relevant: ReadonlySet<string>;
 }
@@ -78,6 +80,7 @@ export class ProjectionRunner {
     await Promise.all(
       [...this.running.values()].map(async (r) => {
         if (r.retryTimer) clearTimeout(r.retryTimer);
+        await r.catchUp;
         await r.subscription?.close();
       }),
     );
@@ -108,14 +111,21 @@ export class ProjectionRunner {
 
   /** Replays into the projection up to `head` without tailing (used by the CLI). */
   async catchUpOnce(projection: Projection, generation: number, head: number): Promise<void> {
-    let position = 0;
-    const state: Running = { projection, generation, position, subscription: null, retryTimer: null, relevant: new Set(projection.eventTypes) };
-    while (position < head) {
-      const commits = await this.store.readAll({ after: position, limit: 500 });
+    await this.replay(this.newState(projection, 0, generation), head, () => false);
+  }
+
+  private newState(projection: Projection, after: number, generation: number): Running {
+    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes) };
+  }
+
+  /** Applies commits after state.position up to `until`, reading the log in batches. */
+  private async replay(state: Running, until: number, cancelled: () => boolean): Promise<void> {
+    while (state.position < until && !cancelled()) {
+      const commits = await this.store.readAll({ after: state.position, limit: 500 });
       if (commits.length === 0) break;
       for (const commit of commits) {
+        if (cancelled()) return;
         await this.applyCommit(state, commit);
-        position = commit.position;
       }
     }
   }
@@ -193,22 +203,34 @@ export class ProjectionRunner {
       .execute();
   }
 
+  /**
+   * Catches up by reading the log in batches (fast on every adapter, where a shared durable
+   * consumer hands out one commit per round trip), then follows it live. Runs in the background:
+   * a long backlog must not hold up startup.
+   */
   private launch(projection: Projection, after: number, generation: number) {
     if (this.stopped) return;
-    const state: Running = { projection, generation, position: after, subscription: null, retryTimer: null, relevant: new Set(projection.eventTypes) };
+    const state = this.newState(projection, after, generation);
     this.running.set(projection.name, state);
-    state.subscription = this.store.subscribe({
-      after,
-      durableName: `projection_${projection.name}`,
-      onCommit: (commit) => this.applyCommit(state, commit),
-      onError: (error) => this.onSubscriptionError(state, error),
-    });
+    const superseded = () => this.stopped || this.running.get(projection.name) !== state;
+    state.catchUp = (async () => {
+      await this.replay(state, await this.store.headPosition(), superseded);
+      if (superseded()) return;
+      state.subscription = this.store.subscribe({
+        after: state.position,
+        durableName: `projection_${projection.name}`,
+        onCommit: (commit) => this.applyCommit(state, commit),
+        onError: (error) => this.onSubscriptionError(state, error),
+      });
+    })().catch((error: unknown) => this.onSubscriptionError(state, error));
   }
 
   private async relaunch(name: string, after?: number, generation?: number) {
     const current = this.running.get(name);
     if (current) {
       if (current.retryTimer) clearTimeout(current.retryTimer);
+      this.running.delete(name); // supersedes a catch-up still running
+      await current.catchUp;
       await current.subscription?.close();
     }
     const projection = this.find(name);
@@ -233,6 +255,9 @@ export class ProjectionRunner {
   }
 
   private async applyCommit(state: Running, commit: Commit): Promise<void> {
+    // At or below what this projector already applied (or saw applied): a redelivery. Skipping
+    // it here saves a transaction; anything newer is checked against the stored checkpoint.
+    if (commit.position <= state.position) return;
     const relevant = commit.events.filter((e) => state.relevant.has(e.type));
     if (relevant.length > 0) {
       await this.db.transaction().execute(async (trx) => {
