@@ -31,7 +31,6 @@ import {
   type JetStreamManager,
   type JsMsg,
   type PubAck,
-  type StoredMsg,
 } from '@nats-io/jetstream';
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -176,7 +175,7 @@ const DURABLE_ACK_WAIT_MS = 15_000;
 /** ...unless its handler is still running: then we tell the server so this often. */
 const DURABLE_PROGRESS_MS = 5_000;
 /** 'any' appends retry on races; past this many lost races the caller gets the conflict. */
-const MAX_ANY_ATTEMPTS = 20;
+const MAX_ANY_ATTEMPTS = 50;
 
 /** LRU of stream heads. Only an optimisation: a stale entry costs one rejected publish. */
 class StreamHeadCache {
@@ -205,6 +204,13 @@ class StreamHeadCache {
   }
 }
 
+/** Randomised, growing pause between 'any' retries, so writers racing on one hot stream spread
+ * out instead of colliding again in lockstep. */
+function jitter(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(2 ** attempt, 100);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 function isConflict(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
@@ -218,18 +224,17 @@ function headerNumber(hdrs: MsgHdrs | undefined, name: string, seq: number): num
   return value;
 }
 
-function headFromMessage(msg: StoredMsg): StreamHead {
-  return {
-    version: headerNumber(msg.header, Hdr.version, msg.seq),
-    lastSeq: msg.seq,
-    commitId: msg.header.get(Hdr.commitId) || null,
-  };
+/** The stream head a commit message represents, from its headers alone. */
+function headOf(seq: number, hdrs: MsgHdrs | undefined): StreamHead {
+  return { version: headerNumber(hdrs, Hdr.version, seq), lastSeq: seq, commitId: hdrs?.get(Hdr.commitId) || null };
 }
 
 /** A planned publish: the version the commit follows and the subject sequence the server must see. */
 interface AppendPlan {
   baseVersion: number;
   expectedLastSeq: number;
+  /** The head the plan was based on, when it needed one. */
+  head?: StreamHead;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,6 +307,9 @@ export class NatsEventStore implements EventStore {
     let known = this.cache.get(stream);
     for (let attempt = 1; ; attempt++) {
       const plan = await this.planAppend(stream, expected, known);
+      // Commit ids are unique: if the stream already ends with this commit, this is a retry (maybe
+      // from after the server's duplicate window), whatever the expectation says.
+      if (plan.head?.commitId === commitId) return { version: plan.head.version, position: plan.head.lastSeq };
       const body: CommitBody = {
         format: 1,
         first_version: plan.baseVersion + 1,
@@ -318,6 +326,7 @@ export class NatsEventStore implements EventStore {
         if (known.commitId === commitId) return { version: known.version, position: known.lastSeq };
         const retry = expected === 'any' ? attempt < MAX_ANY_ATTEMPTS : known.version === expected && attempt === 1;
         if (!retry) throw new WrongExpectedVersionError(stream, expected, known.version);
+        if (expected === 'any') await jitter(attempt);
         continue;
       }
       if (ack.duplicate) return this.resultOfDuplicate(stream, ack.seq);
@@ -338,14 +347,14 @@ export class NatsEventStore implements EventStore {
       // Still serialised through the expectation header: event versions are stored in the message
       // and must stay dense, so two unchecked appends must not both claim the same version.
       const head = known ?? (await this.lookupHead(stream));
-      return { baseVersion: head.version, expectedLastSeq: head.lastSeq };
+      return { baseVersion: head.version, expectedLastSeq: head.lastSeq, head };
     }
     if (expected === 0) return { baseVersion: 0, expectedLastSeq: 0 };
     const head = known?.version === expected ? known : await this.lookupHead(stream);
-    if (head.version === expected) return { baseVersion: expected, expectedLastSeq: head.lastSeq };
+    if (head.version === expected) return { baseVersion: expected, expectedLastSeq: head.lastSeq, head };
     // A stream shorter than expected cannot contain this commit already: no need to ask the server.
     if (head.version < expected) throw new WrongExpectedVersionError(stream, expected, head.version);
-    return { baseVersion: expected, expectedLastSeq: 0 };
+    return { baseVersion: expected, expectedLastSeq: 0, head };
   }
 
   private async publishCommit(subject: string, stream: string, commitId: string, body: CommitBody, expectedLastSeq: number): Promise<PubAck | 'conflict'> {
@@ -380,13 +389,13 @@ export class NatsEventStore implements EventStore {
     if (!original || this.streamOf(original.subject) !== stream) {
       throw new Error(`JetStream reported commit ${seq} as the original of a retried commit on ${stream}, but it is not there`);
     }
-    return { version: headFromMessage(original).version, position: seq };
+    return { version: headOf(seq, original.header).version, position: seq };
   }
 
   /** Reads the last message of the stream's subject (consistent: served by the stream leader). */
   private async lookupHead(stream: string): Promise<StreamHead> {
     const last = await this.jsm.streams.getMessage(this.streamName, { last_by_subj: this.subjectFor(stream) });
-    const head = last ? headFromMessage(last) : NO_STREAM;
+    const head = last ? headOf(last.seq, last.header) : NO_STREAM;
     this.cache.remember(stream, head);
     return head;
   }
@@ -396,16 +405,9 @@ export class NatsEventStore implements EventStore {
   async readStream(stream: string, afterVersion = 0): Promise<StoredEvent[]> {
     const subject = this.subjectFor(stream);
     const messages = await this.readMessages({ startSeq: 1, filter: subject, max: Infinity });
-    const commits = messages.map((m) => this.toCommit(m));
-    const last = commits.at(-1);
-    const lastEvent = last?.events.at(-1);
-    if (last && lastEvent) {
-      const lastMessage = messages.at(-1)!;
-      this.cache.remember(stream, { version: lastEvent.version, lastSeq: last.position, commitId: lastMessage.headers?.get(Hdr.commitId) || null });
-    } else {
-      this.cache.remember(stream, NO_STREAM);
-    }
-    return commits.flatMap((c) => c.events).filter((e) => e.version > afterVersion);
+    const last = messages.at(-1);
+    this.cache.remember(stream, last ? headOf(last.seq, last.headers) : NO_STREAM);
+    return messages.flatMap((m) => this.toCommit(m).events).filter((e) => e.version > afterVersion);
   }
 
   async readAll(options: ReadAllOptions): Promise<Commit[]> {
@@ -493,7 +495,8 @@ export class NatsEventStore implements EventStore {
 
   subscribe(options: SubscribeOptions): NatsSubscription {
     if (this.closing) throw new Error('event store is closed');
-    const open = options.durableName ? () => this.openDurableFeed(options.durableName!, options.after) : () => this.openOrderedFeed(options.after);
+    const { durableName, after } = options;
+    const open = durableName ? () => this.openDurableFeed(durableName, after) : () => this.openOrderedFeed(after);
     const subscription = new NatsSubscription(options, open, (m) => this.toCommit(m), () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
     return subscription;
@@ -502,7 +505,7 @@ export class NatsEventStore implements EventStore {
   /** One subscriber: an ordered consumer (client-side, ephemeral, re-created on gaps). */
   private async openOrderedFeed(after: number): Promise<CommitFeed> {
     const consumer = await this.js.consumers.get(this.streamName, { opt_start_seq: after + 1 });
-    const messages = await consumer.consume();
+    const messages = await consumer.consume({ max_messages: 64 }); // bounds client-side buffering
     return {
       messages,
       settle: () => undefined, // ordered consumers do not take acks
@@ -600,7 +603,10 @@ async function ensureStream(jsm: JetStreamManager, name: string, subject: string
         deny_purge: true,
         duplicate_window: nanos(2 * 60_000),
       })
-      .catch(() => jsm.streams.info(name)); // lost a creation race: take the winner's stream
+      .catch(async (addError: unknown) => {
+        // Lost a creation race? Then the winner's stream is there; otherwise report our failure.
+        return jsm.streams.info(name).catch(() => Promise.reject(addError));
+      });
   });
   const subjects = info.config.subjects ?? [];
   if (subjects.length !== 1 || subjects[0] !== subject) {
