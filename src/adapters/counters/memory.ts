@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Counters, Reservation, WindowHit } from '../../ports/counters.js';
+import { assertFinite, assertNonNegative, assertPositive } from './arguments.js';
 
 export interface MemoryCountersOptions {
   /** Clock in milliseconds. Defaults to a monotonic wall clock (immune to NTP steps). */
@@ -49,18 +50,6 @@ interface CounterState {
 
 /** leaseId -> expiresAt. */
 type SlotState = Map<string, number>;
-
-function assertFinite(name: string, value: number): void {
-  if (!Number.isFinite(value)) throw new RangeError(`${name} must be a finite number, got ${value}`);
-}
-
-function assertPositive(name: string, value: number): void {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
-}
-
-function assertNonNegative(name: string, value: number): void {
-  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a non-negative number, got ${value}`);
-}
 
 export class MemoryCounters implements Counters {
   readonly kind = 'memory';

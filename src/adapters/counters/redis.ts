@@ -30,6 +30,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Counters, Reservation, WindowHit } from '../../ports/counters.js';
+import { assertFinite, assertNonNegative, assertPositive } from './arguments.js';
 
 export interface RedisCountersOptions {
   /** redis://[:password@]host:port/db. Explicit fields below override the URL's. */
@@ -189,18 +190,6 @@ const SCRIPTS = {
 
 type ScriptName = keyof typeof SCRIPTS;
 type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
-
-function assertFinite(name: string, value: number): void {
-  if (!Number.isFinite(value)) throw new RangeError(`${name} must be a finite number, got ${value}`);
-}
-
-function assertPositive(name: string, value: number): void {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
-}
-
-function assertNonNegative(name: string, value: number): void {
-  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a non-negative number, got ${value}`);
-}
 
 /** Escapes Redis glob metacharacters so a literal string can be used in SCAN MATCH. */
 function escapeGlob(s: string): string {
