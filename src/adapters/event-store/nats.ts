@@ -173,6 +173,8 @@ const READ_EXPIRES_MS = 5_000;
 /** Durable consumers: redeliver an unacknowledged commit after this long... */
 const DURABLE_ACK_WAIT_MS = 15_000;
 /** ...unless its handler is still running: then we tell the server so this often. */
+/** How far behind its subscriber's start a shared durable consumer may be and still be reused. */
+const DURABLE_MAX_REDELIVERY = 1000;
 const DURABLE_PROGRESS_MS = 5_000;
 /** 'any' appends retry on races; past this many lost races the caller gets the conflict. */
 const MAX_ANY_ATTEMPTS = 50;
@@ -543,8 +545,10 @@ export class NatsEventStore implements EventStore {
       if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound) return null;
       throw error;
     });
-    if (existing && durableFloor(existing) <= after) return existing;
-    // Missing, or ahead of the caller's checkpoint (its projection was rebuilt): start over at after+1.
+    // Reuse it unless it is ahead of the caller's checkpoint (the projection was rebuilt) or far
+    // behind it (the projector caught up by reading the log in batches): a durable consumer hands
+    // out one commit per round trip, so replaying a long stretch through it would be slow.
+    if (existing && durableFloor(existing) <= after && after - durableFloor(existing) <= DURABLE_MAX_REDELIVERY) return existing;
     if (existing) await this.jsm.consumers.delete(this.streamName, name).catch(() => undefined);
     try {
       return await this.jsm.consumers.add(this.streamName, {
