@@ -90,3 +90,39 @@ describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
     expect(await a.app.ctx.queries.maintenance()).toEqual(live);
   });
 });
+
+describe.skipIf(!services.postgres || !services.nats)('an instance with PostgreSQL read models', () => {
+  const stream = `SYTEST_PG_${uniqueSuffix()}`;
+  const { config: db, cleanup: dropDatabase } = readModelConfig('postgres', urls);
+  let s: RunningApp;
+
+  beforeAll(async () => {
+    if (db.kind !== 'postgres') throw new Error('expected a postgres config');
+    s = await startApp({
+      NATS_URL: urls.nats,
+      NATS_STREAM: stream,
+      SQLDB_DIALECT: 'postgres',
+      SQLDB_HOST: db.host,
+      SQLDB_PORT: String(db.port),
+      SQLDB_USER: db.user,
+      SQLDB_PASSWORD: db.password,
+      SQLDB_NAME: db.database,
+    });
+  });
+
+  afterAll(async () => {
+    await s?.close();
+    await dropDatabase();
+    const nc = await connect({ servers: urls.nats });
+    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
+    await nc.close();
+  });
+
+  it('migrates, projects and serves maintenance mode', async () => {
+    const health = await call(`${s.url}/health`);
+    expect(health.json).toMatchObject({ mode: 'mixed', checks: { read_models: { status: 'up', kind: 'postgres' } } });
+    const on = await call(`${s.url}/v1/admin/maintenance`, { token: s.adminToken, body: { enabled: true, message: 'pg' } });
+    expect(on.json).toMatchObject({ enabled: true, message: 'pg' });
+    expect((await call(`${s.url}/v1/admin/maintenance`, { token: s.userToken })).status).toBe(503);
+  });
+});

@@ -1,0 +1,24 @@
+/** /health turns non-2xx when a dependency stops answering, while /health/live stays up. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startApp, type RunningApp } from '../support/app.js';
+
+describe('readiness when a dependency is gone', () => {
+  let s: RunningApp;
+  beforeAll(async () => {
+    s = await startApp();
+  });
+  afterAll(async () => {
+    await s.close().catch(() => undefined);
+  });
+
+  it('answers 503 naming the dependency that is down', async () => {
+    await s.app.ctx.counters.close(); // the counters store goes away under the running server
+    const res = await call(`${s.url}/health`);
+    expect(res.status).toBe(503);
+    expect(res.json).toMatchObject({ status: 'unavailable', ready: false, live: true });
+    expect(res.json.checks.counters).toMatchObject({ status: 'down', kind: 'memory', error: expect.any(String) });
+    expect(res.json.checks.event_store.status).toBe('up');
+    expect((await call(`${s.url}/health/ready`)).status).toBe(503);
+    expect((await call(`${s.url}/health/live`)).status).toBe(200);
+  });
+});
