@@ -1,0 +1,44 @@
+/** A channel as the relay uses it: one upstream provider account (key, base URL, models). */
+import { z } from 'zod';
+
+export const ChannelType = z.enum([
+  'openai',
+  'azure',
+  'anthropic',
+  'gemini',
+  'bedrock',
+  'ollama',
+  'cohere',
+  'mistral',
+  'deepseek',
+  'groq',
+  'openrouter',
+  'xai',
+  'moonshot',
+  'zhipu',
+  'qwen',
+  'vllm',
+  'llamacpp',
+  'lmstudio',
+  'custom',
+]);
+export type ChannelType = z.infer<typeof ChannelType>;
+
+export interface Channel {
+  id: string;
+  tenantId: string;
+  name: string;
+  type: ChannelType;
+  /** Base URL with no trailing slash (the kind's default when the admin gave none). */
+  baseUrl: string;
+  /** The provider key, decrypted (only ever in memory). For bedrock: "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]". */
+  apiKey: string;
+  models: string[];
+  /** Client-facing alias -> upstream model name. */
+  modelMapping: Record<string, string>;
+  priority: number;
+  weight: number;
+  enabled: boolean;
+  /** Provider specific: api_version, region, deployment, organization, ... */
+  config: Record<string, unknown>;
+}

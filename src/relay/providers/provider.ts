@@ -1,0 +1,76 @@
+/**
+ * What a provider is: the conversion between the OpenAI chat format (src/relay/schema.ts) and one
+ * upstream's native wire format. Pure functions plus a small stateful stream converter: no I/O
+ * here (the relay owns the HTTP pool, retries and timing).
+ */
+import type { Channel } from '../channel.js';
+import type { ChatCompletion, ChatCompletionRequest, FinishReason, Usage } from '../schema.js';
+
+/** Everything a conversion may depend on. */
+export interface ProviderContext {
+  channel: Channel;
+  /** The upstream model name (after aliases and the channel's model_mapping). */
+  model: string;
+}
+
+export interface UpstreamRequest {
+  /** Absolute URL; its origin picks the pooled HTTP client. */
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Identity of the response the relay sends to the client. */
+export interface ResponseMeta {
+  /** "chatcmpl-..." id used when the upstream gives none of its own. */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  /** Model name reported to the client when the upstream does not report one. */
+  model: string;
+  /** The client asked for a final usage chunk (`stream_options.include_usage`). */
+  includeUsage: boolean;
+}
+
+export interface StreamOutcome {
+  usage: Usage | null;
+  finishReason: FinishReason | null;
+  /** Text generated so far (used to count tokens when the upstream reports no usage). */
+  completionText: string;
+  /** An error the upstream reported inside the stream, if any. */
+  error: { message: string; code: string } | null;
+}
+
+export interface StreamConverter {
+  /**
+   * Upstream bytes in (any split: mid-line, mid-frame), SSE text for the client out: zero or more
+   * complete `data: {chat.completion.chunk}\n\n` events ('' when nothing is complete yet).
+   */
+  push(bytes: Buffer): string;
+  /** The upstream body ended: whatever is left, always ending with `data: [DONE]\n\n`. */
+  end(): string;
+  outcome(): StreamOutcome;
+}
+
+export interface UpstreamError {
+  message: string;
+  /** The provider's own error type/code when it gives one. */
+  code?: string;
+}
+
+export interface Provider {
+  /**
+   * Builds the upstream request. Throws BadRequestError (code `unsupported_parameter`, naming the
+   * field) for values this provider cannot take, so the client gets a 400, not an upstream 500.
+   * `stream` is the effective streaming flag.
+   */
+  buildRequest(request: ChatCompletionRequest, ctx: ProviderContext): UpstreamRequest;
+  /** Converts a successful non-streaming upstream body (already JSON-parsed, or raw text). */
+  parseResponse(body: string, ctx: ProviderContext, meta: ResponseMeta): ChatCompletion;
+  createStreamConverter(ctx: ProviderContext, meta: ResponseMeta): StreamConverter;
+  /** Reads the message out of an upstream error body (any status >= 400). */
+  parseError(status: number, body: string): UpstreamError;
+  /** The cheapest real request that proves the channel works (channel test, health probes). */
+  probeRequest(ctx: ProviderContext): UpstreamRequest;
+}

@@ -1,0 +1,102 @@
+/**
+ * The contract every fake upstream follows, so that one relay test can drive all of them.
+ *
+ * A fake is a real HTTP server speaking one provider's native wire format (streaming framing
+ * included). Its answer depends on the current `mode`:
+ * - `reply` (default): assistant text `Hello! You said: <text of the last user message>`,
+ *   streamed in at least 3 pieces; usage prompt=11, completion=7 (in the provider's own fields);
+ *   finish = the provider's "normal stop".
+ * - `tool_call`: one call of the first tool in the request (or `get_weather`) with arguments
+ *   `{"city":"Paris"}`; finish = the provider's "tool use" reason. Streaming splits the arguments.
+ * - `length`: text `Hello! You` and the provider's "max tokens" finish reason.
+ * - `no_usage`: like `reply` but the response carries no usage at all (where the format allows).
+ * - `error`: answers `status` with the provider's native error body containing `message`, plus
+ *   `retry-after` (seconds) when given. Always before any streamed byte.
+ * - `stream_error`: (streaming only) sends one text piece, then the provider's in-stream error
+ *   (or drops the connection if the format has none).
+ * - `slow`: like `reply` but waits `delayMs` before the first byte and between pieces.
+ * Every request is recorded (method, path, headers lower-cased, raw body, parsed JSON).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+
+export const FAKE_PROMPT_TOKENS = 11;
+export const FAKE_COMPLETION_TOKENS = 7;
+export const FAKE_TOOL_ARGUMENTS = '{"city":"Paris"}';
+
+export type FakeMode =
+  | { kind: 'reply' }
+  | { kind: 'tool_call' }
+  | { kind: 'length' }
+  | { kind: 'no_usage' }
+  | { kind: 'error'; status: number; message?: string; retryAfterSeconds?: number }
+  | { kind: 'stream_error' }
+  | { kind: 'slow'; delayMs: number };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  json: unknown;
+}
+
+export interface FakeUpstream {
+  /** Base URL to configure on a channel (no trailing slash). */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  mode: FakeMode;
+  close(): Promise<void>;
+}
+
+export function replyText(lastUserText: string): string {
+  return `Hello! You said: ${lastUserText}`;
+}
+
+/** Splits text into `n` roughly equal non-empty pieces (for streaming). */
+export function pieces(text: string, n = 3): string[] {
+  const size = Math.max(1, Math.ceil(text.length / n));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts an HTTP server on 127.0.0.1 that records each request and hands it to `handle`
+ * with the fake's current mode.
+ */
+export async function startFake(handle: (req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) => Promise<void> | void): Promise<FakeUpstream> {
+  const fake: FakeUpstream = { baseUrl: '', requests: [], mode: { kind: 'reply' }, close: async () => undefined };
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown = undefined;
+      try {
+        json = body ? JSON.parse(body) : undefined;
+      } catch {
+        json = undefined;
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
+      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers, body, json };
+      fake.requests.push(recorded);
+      Promise.resolve(handle(recorded, res, fake)).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(String(error));
+      });
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  fake.baseUrl = `http://127.0.0.1:${port}`;
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return fake;
+}
