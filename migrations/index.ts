@@ -4,7 +4,9 @@
  */
 import type { Migration } from 'kysely';
 import * as spine from './0001_spine.js';
+import * as channels from './0002_channels.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
+  '0002_channels': channels,
 };

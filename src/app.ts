@@ -4,6 +4,7 @@
  * Nothing else in the code base decides which adapter runs.
  */
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { openCounters, openEventStore } from './adapters/index.js';
@@ -19,7 +20,14 @@ import type { Logger } from './logger.js';
 import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
 import { projections } from './projections/index.js';
+import { SecretBox } from './crypto/secret-box.js';
+import { channelDirectoryView, loadChannelRows } from './projections/channels.js';
 import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.js';
+import { ChannelHealth } from './relay/channel-health.js';
+import { Relay } from './relay/relay.js';
+import { Router } from './relay/router.js';
+import { UpstreamPools } from './relay/upstream-pool.js';
+import { UsagePublisher } from './relay/usage-publisher.js';
 import { LiveView } from './projections/runtime/live-view.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
 
@@ -70,17 +78,29 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const metrics = new Metrics();
   const runner = new ProjectionRunner(store, sql.db, projections, logger);
   const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger);
+  const secrets = new SecretBox(config.secret);
+  const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
 
   try {
     await runner.start();
     await maintenanceView.start();
+    await channelsView.start();
   } catch (error) {
+    await Promise.all([maintenanceView.stop(), channelsView.stop()]);
     await runner.stop();
     await Promise.all([store.close(), sql.close(), counters.close()]);
     throw error;
   }
+
+  const commands = new CommandBus(store, metrics);
+  const pools = new UpstreamPools(config.upstreamHttp, config.relay);
+  const health = new ChannelHealth(commands, counters, () => channelsView.state, config.relay, logger);
+  if (config.healthCheckEnabled) health.startProber(pools);
+  const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool') });
+  usage.start();
+  const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, usage, settings: config.relay, logger });
 
   const ctx: AppContext = {
     config,
@@ -89,10 +109,19 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     store,
     sql,
     counters,
-    commands: new CommandBus(store, metrics),
+    commands,
     runner,
-    views: { maintenance: maintenanceView },
-    queries: { maintenance: () => loadMaintenance(sql.db) },
+    views: { maintenance: maintenanceView, channels: channelsView },
+    queries: {
+      maintenance: () => loadMaintenance(sql.db),
+      channels: (tenantId) => loadChannelRows(sql.db, tenantId),
+      channel: (tenantId, id) => sql.db.selectFrom('channels').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst(),
+    },
+    secrets,
+    relay,
+    pools,
+    health,
+    usage,
     tokens: new TokenService(config.secret, config.auth.jwtExpireMs),
     metrics,
   };
@@ -118,7 +147,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     async close() {
       await server.close();
       if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
-      await maintenanceView.stop();
+      health.stop();
+      await usage.close();
+      await pools.close();
+      await Promise.all([maintenanceView.stop(), channelsView.stop()]);
       await runner.stop();
       await counters.close();
       await sql.close();

@@ -106,6 +106,16 @@ export const EnvSchema = z.object({
   HTTP_MAX_CONNS_PER_HOST: positiveInt(256),
   HTTP_IDLE_CONN_TIMEOUT: duration('90s'),
 
+  RELAY_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  RELAY_BACKOFF_BASE: duration('100ms'),
+  RELAY_BACKOFF_MULTIPLIER: z.coerce.number().min(1).max(10).default(2),
+  RELAY_FIRST_BYTE_TIMEOUT: duration('60s'),
+  RELAY_TIMEOUT: duration('600s'),
+  CHANNEL_FAILURE_THRESHOLD: positiveInt(5),
+  CHANNEL_FAILURE_WINDOW: duration('60s'),
+  CHANNEL_COOLDOWN: duration('30s'),
+  HEALTH_CHECK_INTERVAL: duration('60s'),
+
   RBAC_ENABLED: bool(true),
   MFA_ENABLED: bool(false),
   API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
@@ -141,6 +151,17 @@ export interface Config {
     mfaEnabled: boolean;
   };
   upstreamHttp: { maxIdleConns: number; maxConnsPerHost: number; idleConnTimeoutMs: number };
+  relay: {
+    maxRetries: number;
+    backoffBaseMs: number;
+    backoffMultiplier: number;
+    firstByteTimeoutMs: number;
+    timeoutMs: number;
+    failureThreshold: number;
+    failureWindowMs: number;
+    cooldownMs: number;
+    healthCheckIntervalMs: number;
+  };
   api: { version: string; supportedVersions: string[] };
   healthCheckEnabled: boolean;
   metrics: { enabled: boolean; port: number };
@@ -194,6 +215,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mfaEnabled: e.MFA_ENABLED,
     },
     upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
+    relay: {
+      maxRetries: e.RELAY_MAX_RETRIES,
+      backoffBaseMs: e.RELAY_BACKOFF_BASE,
+      backoffMultiplier: e.RELAY_BACKOFF_MULTIPLIER,
+      firstByteTimeoutMs: e.RELAY_FIRST_BYTE_TIMEOUT,
+      timeoutMs: e.RELAY_TIMEOUT,
+      failureThreshold: e.CHANNEL_FAILURE_THRESHOLD,
+      failureWindowMs: e.CHANNEL_FAILURE_WINDOW,
+      cooldownMs: e.CHANNEL_COOLDOWN,
+      healthCheckIntervalMs: e.HEALTH_CHECK_INTERVAL,
+    },
     api: { version: e.API_VERSION, supportedVersions },
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },

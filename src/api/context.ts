@@ -6,7 +6,14 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Counters } from '../ports/counters.js';
 import type { EventStore } from '../ports/event-store.js';
+import type { ChannelsTable } from '../adapters/sql/schema.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { ChannelDirectory } from '../projections/channels.js';
 import type { MaintenanceView } from '../projections/maintenance.js';
+import type { ChannelHealth } from '../relay/channel-health.js';
+import type { Relay } from '../relay/relay.js';
+import type { UpstreamPools } from '../relay/upstream-pool.js';
+import type { UsagePublisher } from '../relay/usage-publisher.js';
 import type { LiveView } from '../projections/runtime/live-view.js';
 import type { ProjectionRunner } from '../projections/runtime/runner.js';
 import type { Metrics } from './metrics.js';
@@ -21,9 +28,18 @@ export interface AppContext {
   counters: Counters;
   commands: CommandBus;
   runner: ProjectionRunner;
-  views: { maintenance: LiveView<MaintenanceView> };
+  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory> };
   /** Query side: reads of projected read models (never the event log). */
-  queries: { maintenance(): Promise<MaintenanceView> };
+  queries: {
+    maintenance(): Promise<MaintenanceView>;
+    channels(tenantId: string): Promise<ChannelsTable[]>;
+    channel(tenantId: string, id: string): Promise<ChannelsTable | undefined>;
+  };
+  secrets: SecretBox;
+  relay: Relay;
+  pools: UpstreamPools;
+  health: ChannelHealth;
+  usage: UsagePublisher;
   tokens: TokenService;
   metrics: Metrics;
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError } from '../errors.js';
+import { AppError, BadRequestError } from '../errors.js';
 
 export interface ErrorBody {
   error: { message: string; type: string; code: string; param: string | null };
@@ -24,15 +24,18 @@ function fieldName(context: string | undefined, instancePath: string): string {
   return path || context || 'body';
 }
 
+/** A request-schema validation failure as the 400 clients get: the message names the field. */
+export function validationError(error: { validation?: Array<{ instancePath: string; message?: string }>; validationContext?: string }): BadRequestError {
+  const first = error.validation?.[0];
+  const field = fieldName(error.validationContext, first?.instancePath ?? '');
+  return new BadRequestError(`invalid ${error.validationContext ?? 'request'} field "${field}": ${first?.message ?? 'invalid value'}`, 'invalid_request', field);
+}
+
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) return sendAppError(reply, error);
 
-    if (hasZodFastifySchemaValidationErrors(error)) {
-      const first = error.validation[0]!;
-      const field = fieldName(error.validationContext, first.instancePath);
-      return reply.code(400).send(errorBody(`invalid ${error.validationContext ?? 'request'} field "${field}": ${first.message}`, 'invalid_request_error', 'invalid_request', field));
-    }
+    if (hasZodFastifySchemaValidationErrors(error)) return sendAppError(reply, validationError(error));
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError && error.statusCode === 400)) {
       return reply.code(400).send(errorBody(`request body is not valid JSON: ${error.message}`, 'invalid_request_error', 'invalid_json'));
     }

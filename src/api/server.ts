@@ -12,7 +12,9 @@ import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes } from './routes/health.js';
+import { channelRoutes } from './routes/channels.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
+import { relayRoutes } from './routes/relay.js';
 import { systemRoutes } from './routes/system.js';
 
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
@@ -64,5 +66,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(healthRoutes(ctx));
   await app.register(systemRoutes(ctx));
   await app.register(maintenanceRoutes(ctx));
+  await app.register(channelRoutes(ctx));
+  await app.register(relayRoutes(ctx));
   return app;
 }

@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
-import { WrongExpectedVersionError } from '../errors.js';
+import { NotFoundError, WrongExpectedVersionError } from '../errors.js';
 import type { EventStore, StoredEvent } from '../ports/event-store.js';
 
 /** A domain event as deciders see it: a type and its data. */
@@ -69,6 +69,8 @@ export async function handleCommand<C, S, E extends DomainEvent>(
   const stream = streamName(decider.category, id);
   for (let attempt = 0; ; attempt++) {
     const history = await store.readStream(stream);
+    // Tenants never touch each other's aggregates; a foreign id looks exactly like a missing one.
+    if (history.length > 0 && history[0]!.tenant_id !== context.tenantId) throw new NotFoundError(`${decider.category} not found`, `${decider.category}_not_found`);
     const state = foldEvents(decider, history);
     const version = history.length === 0 ? 0 : history.at(-1)!.version;
     const events = decider.decide(command, state);

@@ -24,7 +24,37 @@ export interface MaintenanceStateTable {
   changed_at: string;
 }
 
+export interface ChannelsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: string;
+  base_url: string | null;
+  key_sealed: string;
+  key_masked: string;
+  /** JSON array of model names. */
+  models: string;
+  /** JSON object alias -> upstream model. */
+  model_mapping: string;
+  priority: number;
+  weight: number;
+  enabled: number;
+  /** JSON object of provider-specific settings. */
+  config: string;
+  healthy: number;
+  cooldown_until: string | null;
+  health_reason: string | null;
+  last_test_ok: number | null;
+  last_test_status: number | null;
+  last_test_latency_ms: number | null;
+  last_test_error: string | null;
+  last_tested_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface ReadModelTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   maintenance_state: MaintenanceStateTable;
+  channels: ChannelsTable;
 }

@@ -45,6 +45,8 @@ export interface FakeUpstream {
   baseUrl: string;
   requests: RecordedRequest[];
   mode: FakeMode;
+  /** Responses whose connection closed before the fake finished them (client/relay aborted). */
+  aborted: number;
   close(): Promise<void>;
 }
 
@@ -67,7 +69,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * with the fake's current mode.
  */
 export async function startFake(handle: (req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) => Promise<void> | void): Promise<FakeUpstream> {
-  const fake: FakeUpstream = { baseUrl: '', requests: [], mode: { kind: 'reply' }, close: async () => undefined };
+  const fake: FakeUpstream = { baseUrl: '', requests: [], mode: { kind: 'reply' }, aborted: 0, close: async () => undefined };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -83,6 +85,9 @@ export async function startFake(handle: (req: RecordedRequest, res: ServerRespon
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
       const recorded: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers, body, json };
       fake.requests.push(recorded);
+      res.once('close', () => {
+        if (!res.writableFinished) fake.aborted++;
+      });
       Promise.resolve(handle(recorded, res, fake)).catch((error: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
         res.end(String(error));

@@ -1,0 +1,212 @@
+/**
+ * Channels read model (`channels`, one row per live channel) for the admin API, and the channel
+ * directory every instance keeps in memory for routing: keys decrypted once, health current,
+ * no database round trip per relay request.
+ */
+import type { ChannelsTable } from '../adapters/sql/schema.js';
+import { CHANNEL_EVENT_TYPES, ChannelEvent } from '../commands/channels/events.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { Channel, ChannelType } from '../relay/channel.js';
+import { defaultBaseUrl } from '../relay/providers/index.js';
+import type { StoredEvent } from '../ports/event-store.js';
+import type { LiveViewDefinition } from './runtime/live-view.js';
+import type { Projection, ReadModelDb } from './runtime/projection.js';
+
+export const channelIdOf = (stream: string) => stream.slice('channel-'.length);
+
+function parse(event: StoredEvent): ChannelEvent {
+  return ChannelEvent.parse({ type: event.type, data: event.data });
+}
+
+export const channelsProjection: Projection = {
+  name: 'channels',
+  version: 1,
+  eventTypes: CHANNEL_EVENT_TYPES,
+  async apply(trx, stored) {
+    const id = channelIdOf(stored.stream);
+    const event = parse(stored);
+    const at = stored.occurred_at;
+    switch (event.type) {
+      case 'ChannelCreated': {
+        const d = event.data;
+        await trx
+          .insertInto('channels')
+          .values({
+            id,
+            tenant_id: stored.tenant_id,
+            name: d.name,
+            type: d.type,
+            base_url: d.base_url,
+            key_sealed: d.key_sealed,
+            key_masked: d.key_masked,
+            models: JSON.stringify(d.models),
+            model_mapping: JSON.stringify(d.model_mapping),
+            priority: d.priority,
+            weight: d.weight,
+            enabled: d.enabled ? 1 : 0,
+            config: JSON.stringify(d.config),
+            healthy: 1,
+            cooldown_until: null,
+            health_reason: null,
+            last_test_ok: null,
+            last_test_status: null,
+            last_test_latency_ms: null,
+            last_test_error: null,
+            last_tested_at: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+        return;
+      }
+      case 'ChannelUpdated': {
+        const c = event.data.changes;
+        const set: Partial<ChannelsTable> = { updated_at: at };
+        if (c.name !== undefined) set.name = c.name;
+        if (c.type !== undefined) set.type = c.type;
+        if (c.base_url !== undefined) set.base_url = c.base_url;
+        if (c.key_sealed !== undefined) set.key_sealed = c.key_sealed;
+        if (c.key_masked !== undefined) set.key_masked = c.key_masked;
+        if (c.models !== undefined) set.models = JSON.stringify(c.models);
+        if (c.model_mapping !== undefined) set.model_mapping = JSON.stringify(c.model_mapping);
+        if (c.priority !== undefined) set.priority = c.priority;
+        if (c.weight !== undefined) set.weight = c.weight;
+        if (c.enabled !== undefined) set.enabled = c.enabled ? 1 : 0;
+        if (c.config !== undefined) set.config = JSON.stringify(c.config);
+        await trx.updateTable('channels').set(set).where('id', '=', id).execute();
+        return;
+      }
+      case 'ChannelDeleted':
+        await trx.deleteFrom('channels').where('id', '=', id).execute();
+        return;
+      case 'ChannelHealthChanged':
+        await trx
+          .updateTable('channels')
+          .set({ healthy: event.data.healthy ? 1 : 0, cooldown_until: event.data.cooldown_until, health_reason: event.data.reason, updated_at: at })
+          .where('id', '=', id)
+          .execute();
+        return;
+      case 'ChannelTested':
+        await trx
+          .updateTable('channels')
+          .set({ last_test_ok: event.data.ok ? 1 : 0, last_test_status: event.data.status, last_test_latency_ms: Math.round(event.data.latency_ms), last_test_error: event.data.error, last_tested_at: at })
+          .where('id', '=', id)
+          .execute();
+        return;
+    }
+  },
+  async reset(trx) {
+    await trx.deleteFrom('channels').execute();
+  },
+};
+
+/** A channel as the router sees it: ready to call, with its shared health. */
+export interface RoutableChannel {
+  channel: Channel;
+  /** The admin's base_url (null: the kind's default applies). */
+  baseUrlSetting: string | null;
+  healthy: boolean;
+  /** Epoch ms before which the router skips it, or 0. */
+  cooldownUntil: number;
+}
+
+/** channel id -> routable channel, for every tenant. Mutated in place by `evolve` (hot path). */
+export type ChannelDirectory = Map<string, RoutableChannel>;
+
+function toChannel(row: ChannelsTable, box: SecretBox): Channel {
+  const type = row.type as ChannelType;
+  const config = JSON.parse(row.config) as Record<string, unknown>;
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    type,
+    baseUrl: (row.base_url ?? defaultBaseUrl(type, config) ?? '').replace(/\/+$/, ''),
+    apiKey: box.open(row.key_sealed),
+    models: JSON.parse(row.models) as string[],
+    modelMapping: JSON.parse(row.model_mapping) as Record<string, string>,
+    priority: row.priority,
+    weight: row.weight,
+    enabled: row.enabled === 1,
+    config,
+  };
+}
+
+export async function loadChannelRows(db: ReadModelDb, tenantId?: string): Promise<ChannelsTable[]> {
+  let query = db.selectFrom('channels').selectAll();
+  if (tenantId) query = query.where('tenant_id', '=', tenantId);
+  return query.orderBy('priority').orderBy('created_at').execute();
+}
+
+/** The live view behind routing. It folds the same events the projection does, in memory. */
+export function channelDirectoryView(box: SecretBox): LiveViewDefinition<ChannelDirectory> {
+  return {
+    projection: channelsProjection,
+    async load(db) {
+      const directory: ChannelDirectory = new Map();
+      for (const row of await loadChannelRows(db)) {
+        directory.set(row.id, { channel: toChannel(row, box), baseUrlSetting: row.base_url, healthy: row.healthy === 1, cooldownUntil: row.cooldown_until ? Date.parse(row.cooldown_until) : 0 });
+      }
+      return directory;
+    },
+    evolve(directory, stored) {
+      const id = channelIdOf(stored.stream);
+      const event = parse(stored);
+      const entry = directory.get(id);
+      switch (event.type) {
+        case 'ChannelCreated': {
+          const d = event.data;
+          const row = {
+            id,
+            tenant_id: stored.tenant_id,
+            name: d.name,
+            type: d.type,
+            base_url: d.base_url,
+            key_sealed: d.key_sealed,
+            models: JSON.stringify(d.models),
+            model_mapping: JSON.stringify(d.model_mapping),
+            priority: d.priority,
+            weight: d.weight,
+            enabled: d.enabled ? 1 : 0,
+            config: JSON.stringify(d.config),
+          } as ChannelsTable;
+          directory.set(id, { channel: toChannel(row, box), baseUrlSetting: d.base_url, healthy: true, cooldownUntil: 0 });
+          break;
+        }
+        case 'ChannelUpdated': {
+          if (!entry) break;
+          const { key_sealed, key_masked: _masked, base_url, ...rest } = event.data.changes;
+          const c = entry.channel;
+          const next: Channel = {
+            ...c,
+            ...(rest.name !== undefined && { name: rest.name }),
+            ...(rest.type !== undefined && { type: rest.type }),
+            ...(rest.models !== undefined && { models: rest.models }),
+            ...(rest.model_mapping !== undefined && { modelMapping: rest.model_mapping }),
+            ...(rest.priority !== undefined && { priority: rest.priority }),
+            ...(rest.weight !== undefined && { weight: rest.weight }),
+            ...(rest.enabled !== undefined && { enabled: rest.enabled }),
+            ...(rest.config !== undefined && { config: rest.config }),
+            ...(key_sealed !== undefined && { apiKey: box.open(key_sealed) }),
+          };
+          if (base_url !== undefined) entry.baseUrlSetting = base_url;
+          next.baseUrl = (entry.baseUrlSetting ?? defaultBaseUrl(next.type, next.config) ?? '').replace(/\/+$/, '');
+          entry.channel = next;
+          break;
+        }
+        case 'ChannelDeleted':
+          directory.delete(id);
+          break;
+        case 'ChannelHealthChanged':
+          if (entry) {
+            entry.healthy = event.data.healthy;
+            entry.cooldownUntil = event.data.cooldown_until ? Date.parse(event.data.cooldown_until) : 0;
+          }
+          break;
+        case 'ChannelTested':
+          break;
+      }
+      return directory;
+    },
+  };
+}

@@ -1,0 +1,13 @@
+/** The Anthropic Messages API provider: request, response and stream conversion side by side. */
+import type { Provider } from '../provider.js';
+import { anthropicProbeRequest, buildAnthropicRequest } from './request.js';
+import { parseAnthropicError, parseAnthropicResponse } from './response.js';
+import { createAnthropicStreamConverter } from './stream.js';
+
+export const anthropicProvider: Provider = {
+  buildRequest: buildAnthropicRequest,
+  parseResponse: parseAnthropicResponse,
+  createStreamConverter: createAnthropicStreamConverter,
+  parseError: parseAnthropicError,
+  probeRequest: anthropicProbeRequest,
+};

@@ -1,0 +1,116 @@
+/** Anthropic Messages API response / error body -> OpenAI chat completion / upstream error. */
+import { AppError } from '../../../errors.js';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
+import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
+import { usageOf } from '../shared.js';
+
+export interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** A content block: text, tool_use, or a kind the relay skips (thinking, server tools...). */
+export interface AnthropicResponseBlock {
+  type: string;
+  text?: unknown;
+  id?: unknown;
+  name?: unknown;
+  input?: unknown;
+}
+
+export interface AnthropicResponse {
+  id?: string;
+  type?: string;
+  role?: string;
+  model?: string;
+  content?: AnthropicResponseBlock[];
+  stop_reason?: string | null;
+  usage?: AnthropicUsage;
+  error?: { type?: string; message?: string };
+}
+
+/** Anthropic `stop_reason` -> OpenAI `finish_reason`. */
+export function finishReasonOf(stopReason: string | null | undefined): FinishReason | null {
+  switch (stopReason) {
+    case null:
+    case undefined:
+      return null;
+    case 'end_turn':
+    case 'stop_sequence':
+    case 'pause_turn':
+      return 'stop';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+/** Prompt tokens include cache writes and cache reads (Anthropic counts them apart). */
+export function promptTokensOf(usage: AnthropicUsage): number {
+  return (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+}
+
+export function usageFromAnthropic(usage: AnthropicUsage | undefined): Usage {
+  if (!usage) return usageOf(0, 0);
+  return usageOf(promptTokensOf(usage), usage.output_tokens ?? 0);
+}
+
+/** A 502 for an upstream body the relay cannot read. */
+export function badUpstream(message: string): AppError {
+  return new AppError(502, 'upstream_error', 'bad_upstream_response', message);
+}
+
+export function parseAnthropicResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
+  let parsed: AnthropicResponse;
+  try {
+    parsed = JSON.parse(body) as AnthropicResponse;
+  } catch {
+    throw badUpstream('Anthropic returned a body that is not JSON');
+  }
+  if (!parsed || typeof parsed !== 'object') throw badUpstream('Anthropic returned an unexpected body');
+  if (parsed.type === 'error') throw badUpstream(`Anthropic error: ${parsed.error?.message ?? 'unknown error'}`);
+
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  for (const block of parsed.content ?? []) {
+    if (block.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+    else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const text = texts.join('');
+  const message: ChatCompletion['choices'][number]['message'] = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    id: meta.id,
+    object: 'chat.completion',
+    created: meta.created,
+    model: parsed.model || meta.model,
+    choices: [{ index: 0, message, finish_reason: finishReasonOf(parsed.stop_reason) }],
+    usage: usageFromAnthropic(parsed.usage),
+  };
+}
+
+/** `{"type":"error","error":{"type","message"}}`; anything else falls back to the raw text. */
+export function parseAnthropicError(status: number, body: string): UpstreamError {
+  try {
+    const parsed = JSON.parse(body) as AnthropicResponse;
+    const message = parsed?.error?.message;
+    if (typeof message === 'string' && message) {
+      const code = parsed.error?.type;
+      return typeof code === 'string' && code ? { message, code } : { message };
+    }
+  } catch {
+    // not JSON: use the text
+  }
+  const text = body.trim().slice(0, 500);
+  return { message: text || `Anthropic answered HTTP ${status}` };
+}

@@ -1,0 +1,239 @@
+/**
+ * OpenAI chat request -> Bedrock Converse / ConverseStream request (signed with SigV4).
+ *
+ * Decisions where the OpenAI format has no Bedrock counterpart:
+ * - `n` > 1, remote image URLs, image types other than png/jpeg/gif/webp, `response_format`
+ *   json_object/json_schema (Converse has no JSON mode) -> 400 `unsupported_parameter`.
+ * - `tool_choice: "none"` -> tools are left out. Bedrock insists on `toolConfig` as soon as the
+ *   conversation holds toolUse/toolResult blocks, so `none` with such a history is a 400.
+ * - `seed`, `frequency_penalty`, `presence_penalty`, `user`, `parallel_tool_calls` have no
+ *   Converse field and are dropped.
+ * - A tool message whose content is a JSON object goes as `{json}`, anything else as `{text}`.
+ */
+import { AppError } from '../../../errors.js';
+import type { Channel } from '../../channel.js';
+import type { ChatCompletionRequest, Message } from '../../schema.js';
+import type { ProviderContext, UpstreamRequest } from '../provider.js';
+import { joinUrl, parseDataUrl, textOf, unsupported } from '../shared.js';
+import { signRequest, uriEncode, type AwsCredentials } from './sigv4.js';
+
+export const BEDROCK_SERVICE = 'bedrock';
+export const DEFAULT_REGION = 'us-east-1';
+
+export type BedrockContentBlock =
+  | { text: string }
+  | { image: { format: 'png' | 'jpeg' | 'gif' | 'webp'; source: { bytes: string } } }
+  | { toolUse: { toolUseId: string; name: string; input: unknown } }
+  | { toolResult: { toolUseId: string; content: Array<{ text: string } | { json: unknown }> } };
+
+export interface BedrockMessage {
+  role: 'user' | 'assistant';
+  content: BedrockContentBlock[];
+}
+
+export interface ConverseRequest {
+  messages: BedrockMessage[];
+  system?: Array<{ text: string }>;
+  inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
+  toolConfig?: {
+    tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: unknown } } }>;
+    toolChoice?: { auto: Record<string, never> } | { any: Record<string, never> } | { tool: { name: string } };
+  };
+}
+
+export function regionOf(channel: Channel): string {
+  const region = channel.config.region;
+  return typeof region === 'string' && region.trim() !== '' ? region.trim() : DEFAULT_REGION;
+}
+
+export function defaultBaseUrl(region: string): string {
+  return `https://bedrock-runtime.${region}.amazonaws.com`;
+}
+
+/** "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]" */
+export function credentialsOf(apiKey: string): AwsCredentials {
+  const first = apiKey.indexOf(':');
+  const second = first === -1 ? -1 : apiKey.indexOf(':', first + 1);
+  const accessKeyId = first === -1 ? '' : apiKey.slice(0, first).trim();
+  const secretAccessKey = first === -1 ? '' : (second === -1 ? apiKey.slice(first + 1) : apiKey.slice(first + 1, second)).trim();
+  const sessionToken = second === -1 ? '' : apiKey.slice(second + 1).trim();
+  if (!accessKeyId || !secretAccessKey) {
+    throw new AppError(500, 'api_error', 'channel_misconfigured', 'bedrock channel key must be "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]"');
+  }
+  return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
+}
+
+const IMAGE_FORMATS: Record<string, 'png' | 'jpeg' | 'gif' | 'webp'> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+
+function userBlocks(message: Message, index: number): BedrockContentBlock[] {
+  const content = message.content;
+  if (content === null || content === undefined) return [];
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  const blocks: BedrockContentBlock[] = [];
+  content.forEach((part, j) => {
+    if (part.type === 'text') {
+      if (part.text !== '') blocks.push({ text: part.text });
+      return;
+    }
+    const param = `messages[${index}].content[${j}].image_url`;
+    const data = parseDataUrl(part.image_url.url);
+    if (!data) throw unsupported(param, 'bedrock accepts only base64 data: URLs for images, not remote URLs');
+    const format = IMAGE_FORMATS[data.mediaType.toLowerCase()];
+    if (!format) throw unsupported(param, `bedrock does not accept image type ${data.mediaType} (png, jpeg, gif, webp only)`);
+    blocks.push({ image: { format, source: { bytes: data.base64 } } });
+  });
+  return blocks;
+}
+
+function parseArguments(raw: string, param: string): unknown {
+  if (raw.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    return value;
+  } catch {
+    throw unsupported(param, 'tool call arguments must be a JSON object');
+  }
+}
+
+function toolResultContent(text: string): Array<{ text: string } | { json: unknown }> {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return [{ json: value }];
+    } catch {
+      // not JSON: plain text
+    }
+  }
+  return [{ text }];
+}
+
+/** The Converse body (no model: that goes in the path). */
+export function toConverseRequest(request: ChatCompletionRequest): ConverseRequest {
+  if (request.n !== null && request.n !== undefined && request.n > 1) throw unsupported('n', 'bedrock returns a single choice; n must be 1');
+  const format = request.response_format?.type;
+  if (format === 'json_object' || format === 'json_schema') throw unsupported('response_format', `bedrock converse has no ${format} mode`);
+
+  const system: Array<{ text: string }> = [];
+  const messages: BedrockMessage[] = [];
+  let usesTools = false;
+  const append = (role: 'user' | 'assistant', blocks: BedrockContentBlock[]) => {
+    if (blocks.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+
+  request.messages.forEach((message, i) => {
+    switch (message.role) {
+      case 'system':
+      case 'developer': {
+        const text = textOf(message.content, `messages[${i}].content`);
+        if (text !== '') system.push({ text });
+        break;
+      }
+      case 'user':
+        append('user', userBlocks(message, i));
+        break;
+      case 'assistant': {
+        const blocks: BedrockContentBlock[] = [];
+        const text = textOf(message.content, `messages[${i}].content`);
+        if (text !== '') blocks.push({ text });
+        (message.tool_calls ?? []).forEach((call, j) => {
+          usesTools = true;
+          blocks.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) } });
+        });
+        append('assistant', blocks);
+        break;
+      }
+      case 'tool': {
+        if (!message.tool_call_id) throw unsupported(`messages[${i}].tool_call_id`, 'a tool message needs tool_call_id');
+        usesTools = true;
+        const text = textOf(message.content, `messages[${i}].content`);
+        append('user', [{ toolResult: { toolUseId: message.tool_call_id, content: toolResultContent(text) } }]);
+        break;
+      }
+    }
+  });
+
+  const body: ConverseRequest = { messages };
+  if (system.length > 0) body.system = system;
+
+  const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  if (maxTokens !== null && maxTokens !== undefined) inference.maxTokens = maxTokens;
+  if (request.temperature !== null && request.temperature !== undefined) inference.temperature = request.temperature;
+  if (request.top_p !== null && request.top_p !== undefined) inference.topP = request.top_p;
+  if (request.stop !== null && request.stop !== undefined) {
+    const stops = typeof request.stop === 'string' ? [request.stop] : request.stop;
+    if (stops.length > 0) inference.stopSequences = stops;
+  }
+  if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
+
+  const tools = request.tools ?? [];
+  const choice = request.tool_choice;
+  if (tools.length > 0) {
+    if (choice === 'none') {
+      if (usesTools) throw unsupported('tool_choice', 'bedrock cannot take tool_choice "none" when the conversation already holds tool calls');
+    } else {
+      body.toolConfig = {
+        tools: tools.map((tool) => ({
+          toolSpec: {
+            name: tool.function.name,
+            ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
+            inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
+          },
+        })),
+      };
+      if (choice === 'auto') body.toolConfig.toolChoice = { auto: {} };
+      else if (choice === 'required') body.toolConfig.toolChoice = { any: {} };
+      else if (choice && typeof choice === 'object') {
+        if (!tools.some((t) => t.function.name === choice.function.name)) throw unsupported('tool_choice', `tool_choice names ${choice.function.name}, which is not in tools`);
+        body.toolConfig.toolChoice = { tool: { name: choice.function.name } };
+      }
+    }
+  }
+  return body;
+}
+
+export interface BuildOptions {
+  now?: () => Date;
+}
+
+/** `/model/{modelId}/converse[-stream]` with the model id percent-encoded (`:` -> `%3A`). */
+export function converseUrl(baseUrl: string, model: string, stream: boolean): string {
+  return joinUrl(baseUrl, `/model/${uriEncode(model)}/${stream ? 'converse-stream' : 'converse'}`);
+}
+
+export function buildBedrockRequest(request: ChatCompletionRequest, ctx: ProviderContext, options: BuildOptions = {}): UpstreamRequest {
+  const stream = request.stream === true;
+  const body = JSON.stringify(toConverseRequest(request));
+  const region = regionOf(ctx.channel);
+  const url = converseUrl(ctx.channel.baseUrl || defaultBaseUrl(region), ctx.model, stream);
+  const signed = signRequest({
+    method: 'POST',
+    url,
+    body,
+    region,
+    service: BEDROCK_SERVICE,
+    credentials: credentialsOf(ctx.channel.apiKey),
+    now: (options.now ?? (() => new Date()))(),
+  });
+  return {
+    url,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json',
+      ...signed.headers,
+    },
+    body,
+  };
+}

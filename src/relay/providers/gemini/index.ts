@@ -1,0 +1,13 @@
+/** The Gemini (Generative Language API, v1beta) provider: request, response and stream conversion side by side. */
+import type { Provider } from '../provider.js';
+import { buildGeminiRequest, geminiProbeRequest } from './request.js';
+import { parseGeminiError, parseGeminiResponse } from './response.js';
+import { createGeminiStreamConverter } from './stream.js';
+
+export const geminiProvider: Provider = {
+  buildRequest: buildGeminiRequest,
+  parseResponse: parseGeminiResponse,
+  createStreamConverter: createGeminiStreamConverter,
+  parseError: parseGeminiError,
+  probeRequest: geminiProbeRequest,
+};

@@ -1,0 +1,367 @@
+/**
+ * The relay's hot path: one OpenAI chat-completions request in, the same shape out, whatever the
+ * provider. Picks channels (router), converts (providers), calls upstream through the pooled
+ * undici client, retries what is retryable on the next channel with exponential backoff, streams
+ * without buffering, feeds channel health, and publishes exactly one usage event per request.
+ */
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+import type { UsageData } from '../commands/usage/events.js';
+import type { Config } from '../config.js';
+import { AppError, ServiceUnavailableError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ChannelHealth } from './channel-health.js';
+import { PROVIDERS } from './providers/index.js';
+import type { Provider, ProviderContext, ResponseMeta } from './providers/provider.js';
+import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
+import type { Candidate, Router } from './router.js';
+import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
+import { SSE_DONE, sseData } from './sse.js';
+import { countPromptTokens, countTokens } from './tokens.js';
+import type { UpstreamPools } from './upstream-pool.js';
+import type { UsagePublisher } from './usage-publisher.js';
+
+/** Who is calling the relay, as authentication resolved it. */
+export interface RelayCaller {
+  tenantId: string;
+  userId: string | null;
+  keyId: string | null;
+  /** Channel ids this caller may use (API key restrictions); undefined = all of the tenant's. */
+  allowedChannelIds?: ReadonlySet<string>;
+}
+
+export interface RelayDeps {
+  router: Router;
+  pools: UpstreamPools;
+  health: ChannelHealth;
+  usage: UsagePublisher;
+  settings: Config['relay'];
+  logger: Logger;
+}
+
+/** What went wrong with one attempt, and whether another channel may do better. */
+class AttemptFailure extends Error {
+  constructor(
+    readonly error: AppError,
+    readonly retryable: boolean,
+    /** Counts against the channel's health (not for 429s or the client's own mistakes). */
+    readonly channelFault: boolean,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(error.message);
+  }
+}
+
+const RETRY_AFTER_DEFAULT_MS = 5_000;
+
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Retry-After is seconds or an HTTP date. */
+export function retryAfterMs(value: string | undefined): number | null {
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+/** OpenAI's reset headers look like "1s", "6m0s", "20ms". */
+function resetDurationMs(value: string | undefined): number | null {
+  if (!value) return null;
+  let total = 0;
+  let matched = false;
+  for (const m of value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    matched = true;
+    total += Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[m[2] as 'ms' | 's' | 'm' | 'h'];
+  }
+  return matched ? total : null;
+}
+
+function classifyStatus(provider: Provider, status: number, body: string, headers: Dispatcher.ResponseData['headers']): AttemptFailure {
+  const { message, code } = provider.parseError(status, body);
+  if (status === 429) {
+    const wait = retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
+    const error = new AppError(429, 'rate_limit_error', 'upstream_rate_limited', `upstream rate limited: ${message}`, { 'retry-after': String(Math.ceil(wait / 1000)) });
+    return new AttemptFailure(error, true, false, wait);
+  }
+  if (status >= 500 || status === 408) return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_error', `upstream error ${status}: ${message}`), true, true);
+  if (status === 401 || status === 403) {
+    // The channel's key is refused: that channel is broken, another may work.
+    return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_auth_failed', `upstream refused the channel's credentials (${status}): ${message}`), true, true);
+  }
+  const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
+  return new AttemptFailure(new AppError(status, type, code && /^[a-z_]+$/.test(code) ? code : 'upstream_invalid_request', message), false, false);
+}
+
+function classifyException(error: unknown): AttemptFailure {
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.ConnectTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+    return new AttemptFailure(new AppError(504, 'upstream_error', 'upstream_timeout', `upstream timed out: ${error.message}`), true, true);
+  }
+  const message = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : String(error);
+  return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_unavailable', `upstream unreachable: ${message}`), true, true);
+}
+
+export class Relay {
+  constructor(private readonly deps: RelayDeps) {}
+
+  /** GET /v1/models data for a caller. */
+  models(caller: RelayCaller): string[] {
+    return this.deps.router.models(caller.tenantId);
+  }
+
+  /** A request refused before any upstream call (invalid body): recorded, then thrown. */
+  reject(request: FastifyRequest, caller: RelayCaller, error: AppError, rawBody: unknown): never {
+    const body = (rawBody ?? {}) as { model?: unknown; stream?: unknown };
+    const usage = this.newUsage(request, caller, typeof body.model === 'string' ? body.model : '', body.stream === true, new Date());
+    usage.status = error.status;
+    usage.error_code = error.code;
+    this.deps.usage.publish(usage);
+    throw error;
+  }
+
+  private newUsage(request: FastifyRequest, caller: RelayCaller, model: string, stream: boolean, startedAt: Date): UsageData {
+    return {
+      request_id: request.id,
+      tenant_id: caller.tenantId,
+      user_id: caller.userId,
+      key_id: caller.keyId,
+      channel_id: null,
+      provider: null,
+      model_requested: model,
+      model_served: null,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      total_tokens: 0,
+      usage_source: 'none',
+      stream,
+      status: 200,
+      error_code: null,
+      latency_ms: 0,
+      ttft_ms: null,
+      attempts: 0,
+      started_at: startedAt.toISOString(),
+    };
+  }
+
+  async chatCompletions(request: FastifyRequest, reply: FastifyReply, input: ChatCompletionRequest, caller: RelayCaller): Promise<void> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const usage = this.newUsage(request, caller, input.model, input.stream === true, startedAt);
+
+    // Client gone: stop the upstream request too.
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
+    };
+    reply.raw.once('close', onClose);
+
+    try {
+      const { body, model, providers } = this.applyRequestMapping(input);
+      const candidates = this.deps.router.candidates({ tenantId: caller.tenantId, model, providers, allowedChannelIds: caller.allowedChannelIds });
+      if (candidates.length === 0) {
+        throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
+      }
+      const meta: ResponseMeta = { id: completionId(), created: Math.floor(startedAt.getTime() / 1000), model: input.model, includeUsage: input.stream_options?.include_usage === true };
+      await this.attempt(request, reply, body, candidates, meta, usage, abort.signal, t0);
+    } catch (error) {
+      if (error instanceof AppError) {
+        usage.status = error.status;
+        usage.error_code = error.code;
+      } else {
+        usage.status = 500;
+        usage.error_code = 'internal_error';
+      }
+      throw error;
+    } finally {
+      reply.raw.off('close', onClose);
+      if (abort.signal.aborted && usage.error_code === null) {
+        usage.status = 499;
+        usage.error_code = 'client_disconnected';
+      }
+      usage.latency_ms = Math.round((performance.now() - t0) * 100) / 100;
+      this.deps.usage.publish(usage);
+    }
+  }
+
+  /** The request's own aliases and provider order (Switchyard extensions). */
+  private applyRequestMapping(input: ChatCompletionRequest): { body: ChatCompletionRequest; model: string; providers: string[] } {
+    let body = input;
+    let model = input.model;
+    const providers: string[] = [];
+    const alias = input.model_mapping?.[input.model];
+    if (alias) {
+      model = alias.actual_model;
+      if (alias.provider) providers.push(alias.provider);
+      // The alias's parameters fill what the request itself left unset.
+      const temperature = alias.parameters?.temperature;
+      if (temperature !== undefined && (input.temperature === undefined || input.temperature === null)) body = { ...body, temperature };
+    }
+    const config = input.provider_config;
+    if (config) {
+      if (config.primary) providers.push(config.primary);
+      providers.push(...(config.fallback ?? []));
+    }
+    return { body, model, providers };
+  }
+
+  private maxAttempts(body: ChatCompletionRequest): number {
+    return body.provider_config?.retry_strategy === 'none' ? 1 : 1 + this.deps.settings.maxRetries;
+  }
+
+  private async attempt(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: ChatCompletionRequest,
+    candidates: Candidate[],
+    meta: ResponseMeta,
+    usage: UsageData,
+    signal: AbortSignal,
+    t0: number,
+  ): Promise<void> {
+    const { settings, health } = this.deps;
+    const attempts = this.maxAttempts(body);
+    let last: AttemptFailure | null = null;
+    for (let i = 0; i < attempts; i++) {
+      if (i > 0) await sleep(settings.backoffBaseMs * settings.backoffMultiplier ** (i - 1), undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+      const candidate = candidates[i % candidates.length]!;
+      const provider = PROVIDERS[candidate.channel.type];
+      const ctx: ProviderContext = { channel: candidate.channel, model: candidate.upstreamModel };
+      usage.attempts = i + 1;
+      usage.channel_id = candidate.channel.id;
+      usage.provider = candidate.channel.type;
+      usage.model_served = candidate.upstreamModel;
+
+      // A value this provider cannot take is the client's to fix: 400, no retry.
+      const upstreamRequest = provider.buildRequest(body, ctx);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await this.deps.pools.request(upstreamRequest, signal);
+      } catch (error) {
+        if (signal.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+        last = classifyException(error);
+        health.failure(candidate.channel, last.message, request.id);
+        continue;
+      }
+
+      if (response.statusCode >= 400) {
+        const text = await response.body.text().catch(() => '');
+        last = classifyStatus(provider, response.statusCode, text, response.headers);
+        if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, request.id);
+        if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
+        if (!last.retryable) throw last.error;
+        continue;
+      }
+
+      this.noteRateLimitHeaders(candidate, response.headers, request.id);
+      health.success(candidate.channel, request.id);
+      if (body.stream === true) await this.pipeStream(reply, response, provider, ctx, body, meta, usage, t0, request.id);
+      else await this.sendCompletion(reply, response, provider, ctx, body, meta, usage);
+      return;
+    }
+    throw last!.error;
+  }
+
+  /** "0 requests remaining" on a success: cool the channel down until the window resets. */
+  private noteRateLimitHeaders(candidate: Candidate, headers: Dispatcher.ResponseData['headers'], requestId: string) {
+    if (header(headers, 'x-ratelimit-remaining-requests') !== '0') return;
+    const wait = resetDurationMs(header(headers, 'x-ratelimit-reset-requests')) ?? retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
+    this.deps.health.rateLimited(candidate.channel, wait, requestId);
+  }
+
+  private fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletionRequest, completionText: string): Usage {
+    if (reported && reported.total_tokens > 0) {
+      usage.usage_source = 'upstream';
+      Object.assign(usage, { prompt_tokens: reported.prompt_tokens, completion_tokens: reported.completion_tokens, total_tokens: reported.total_tokens });
+      return reported;
+    }
+    const counted = usageOf(countPromptTokens(body.messages), countTokens(completionText));
+    usage.usage_source = 'tokenizer';
+    Object.assign(usage, counted);
+    return counted;
+  }
+
+  private async sendCompletion(
+    reply: FastifyReply,
+    response: Dispatcher.ResponseData,
+    provider: Provider,
+    ctx: ProviderContext,
+    body: ChatCompletionRequest,
+    meta: ResponseMeta,
+    usage: UsageData,
+  ) {
+    const text = await response.body.text();
+    let completion: ChatCompletion;
+    try {
+      completion = provider.parseResponse(text, ctx, meta);
+    } catch (error) {
+      this.deps.health.failure(ctx.channel, 'unreadable response', meta.id);
+      throw new AppError(502, 'upstream_error', 'upstream_bad_response', `upstream sent a response that could not be read: ${(error as Error).message}`);
+    }
+    const generated = completion.choices.map((c) => c.message.content ?? '').join('');
+    completion.usage = this.fillUsage(usage, completion.usage, body, generated);
+    await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
+  }
+
+  private async pipeStream(
+    reply: FastifyReply,
+    response: Dispatcher.ResponseData,
+    provider: Provider,
+    ctx: ProviderContext,
+    body: ChatCompletionRequest,
+    meta: ResponseMeta,
+    usage: UsageData,
+    t0: number,
+    requestId: string,
+  ) {
+    const converter = provider.createStreamConverter(ctx, meta);
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': requestId,
+    });
+    const write = async (text: string) => {
+      if (!text || raw.destroyed) return;
+      if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
+      if (!raw.write(text)) await once(raw, 'drain');
+    };
+    try {
+      for await (const chunk of response.body) await write(converter.push(chunk as Buffer));
+      let tail = converter.end();
+      const outcome = converter.outcome();
+      const filled = this.fillUsage(usage, outcome.usage, body, outcome.completionText);
+      if (meta.includeUsage && !outcome.usage && tail.endsWith(SSE_DONE)) {
+        // The upstream reported no usage: the client still gets the chunk it asked for.
+        tail = tail.slice(0, -SSE_DONE.length) + sseData(usageChunkOf(meta, filled)) + SSE_DONE;
+      }
+      if (outcome.error) {
+        usage.error_code = outcome.error.code || 'upstream_stream_error';
+        this.deps.health.failure(ctx.channel, outcome.error.message, requestId);
+      }
+      await write(tail);
+    } catch (error) {
+      // Bytes already went out: no retry. Tell the client in-band and end the stream.
+      const outcome = converter.outcome();
+      this.fillUsage(usage, outcome.usage, body, outcome.completionText);
+      if (raw.destroyed) {
+        usage.status = 499;
+        usage.error_code = 'client_disconnected';
+      } else {
+        usage.error_code = 'upstream_stream_interrupted';
+        this.deps.health.failure(ctx.channel, error instanceof Error ? error.message : String(error), requestId);
+        await write(sseData({ error: { message: 'upstream stream interrupted', type: 'upstream_error', code: 'upstream_stream_interrupted' } }) + SSE_DONE).catch(() => undefined);
+      }
+    } finally {
+      if (!raw.destroyed) raw.end();
+    }
+  }
+}

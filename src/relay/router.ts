@@ -1,0 +1,110 @@
+/**
+ * Picks the channels to try for one request, in order. Pure over the in-memory channel
+ * directory: no I/O.
+ *
+ * Usable = enabled, out of cooldown, serves the model (directly or through its model_mapping),
+ * belongs to the caller's tenant and is allowed for the caller. Order: the request's
+ * provider_config (primary, then each fallback) when given; then priority (lowest value first);
+ * inside a priority, smooth weighted round-robin picks the first, the others follow by weight.
+ */
+import type { ChannelDirectory, RoutableChannel } from '../projections/channels.js';
+import type { Channel } from './channel.js';
+
+export interface Candidate {
+  channel: Channel;
+  /** Model name to send upstream. */
+  upstreamModel: string;
+}
+
+export interface RouteQuery {
+  tenantId: string;
+  model: string;
+  /** Provider names (channel type or channel name) in the order to try; empty = any. */
+  providers?: string[];
+  /** Channel ids the caller may use (API key restrictions); undefined = all. */
+  allowedChannelIds?: ReadonlySet<string>;
+  now?: number;
+}
+
+export function servedModel(channel: Channel, model: string): string | null {
+  const mapped = channel.modelMapping[model];
+  if (mapped) return mapped;
+  return channel.models.includes(model) ? model : null;
+}
+
+export class Router {
+  /** Smooth weighted round-robin state: group key -> channel id -> current weight. */
+  private readonly rrState = new Map<string, Map<string, number>>();
+
+  constructor(private readonly directory: () => ChannelDirectory) {}
+
+  /** Every model the tenant's usable channels serve (for GET /v1/models). */
+  models(tenantId: string): string[] {
+    const names = new Set<string>();
+    for (const entry of this.directory().values()) {
+      if (entry.channel.tenantId !== tenantId || !entry.channel.enabled) continue;
+      for (const m of entry.channel.models) names.add(m);
+      for (const alias of Object.keys(entry.channel.modelMapping)) names.add(alias);
+    }
+    return [...names].sort();
+  }
+
+  candidates(query: RouteQuery): Candidate[] {
+    const now = query.now ?? Date.now();
+    const usable: Array<{ entry: RoutableChannel; upstreamModel: string }> = [];
+    for (const entry of this.directory().values()) {
+      const c = entry.channel;
+      if (c.tenantId !== query.tenantId || !c.enabled || entry.cooldownUntil > now) continue;
+      if (query.allowedChannelIds && !query.allowedChannelIds.has(c.id)) continue;
+      const upstreamModel = servedModel(c, query.model);
+      if (upstreamModel) usable.push({ entry, upstreamModel });
+    }
+    const providers = query.providers?.filter(Boolean) ?? [];
+    const groups = providers.length > 0 ? providers.map((p) => usable.filter((u) => u.entry.channel.type === p || u.entry.channel.name === p)) : [usable];
+    const ordered: Candidate[] = [];
+    const seen = new Set<string>();
+    groups.forEach((group, g) => {
+      const byPriority = new Map<number, typeof group>();
+      for (const u of group) {
+        const list = byPriority.get(u.entry.channel.priority) ?? [];
+        list.push(u);
+        byPriority.set(u.entry.channel.priority, list);
+      }
+      for (const priority of [...byPriority.keys()].sort((a, b) => a - b)) {
+        const tier = byPriority.get(priority)!;
+        for (const u of this.weightedOrder(`${query.tenantId}|${query.model}|${g}|${priority}`, tier)) {
+          if (seen.has(u.entry.channel.id)) continue;
+          seen.add(u.entry.channel.id);
+          ordered.push({ channel: u.entry.channel, upstreamModel: u.upstreamModel });
+        }
+      }
+    });
+    return ordered;
+  }
+
+  /** nginx-style smooth weighted round-robin for the first pick; the rest by weight. */
+  private weightedOrder<T extends { entry: RoutableChannel }>(key: string, tier: T[]): T[] {
+    if (tier.length <= 1) return tier;
+    let state = this.rrState.get(key);
+    if (!state) {
+      state = new Map();
+      this.rrState.set(key, state);
+    }
+    let total = 0;
+    let best: T | undefined;
+    let bestWeight = -Infinity;
+    for (const u of tier) {
+      const weight = u.entry.channel.weight;
+      total += weight;
+      const current = (state.get(u.entry.channel.id) ?? 0) + weight;
+      state.set(u.entry.channel.id, current);
+      if (current > bestWeight) {
+        bestWeight = current;
+        best = u;
+      }
+    }
+    state.set(best!.entry.channel.id, bestWeight - total);
+    const rest = tier.filter((u) => u !== best).sort((a, b) => b.entry.channel.weight - a.entry.channel.weight);
+    return [best!, ...rest];
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * A fake OpenAI (and Azure OpenAI) upstream: `POST {base}/chat/completions` with Bearer auth,
+ * and `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with `api-key`.
+ * `baseUrl` ends in /v1 (as OpenAI-compatible base URLs do); `origin` is the Azure resource URL.
+ */
+import type { ServerResponse } from 'node:http';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
+
+interface Body {
+  model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  messages?: Array<{ role: string; content?: unknown }>;
+  tools?: Array<{ function: { name: string } }>;
+}
+
+function lastUserText(body: Body): string {
+  const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  if (Array.isArray(last.content)) return (last.content as Array<{ type: string; text?: string }>).filter((p) => p.type === 'text').map((p) => p.text).join('');
+  return '';
+}
+
+const usage = { prompt_tokens: FAKE_PROMPT_TOKENS, completion_tokens: FAKE_COMPLETION_TOKENS, total_tokens: FAKE_PROMPT_TOKENS + FAKE_COMPLETION_TOKENS };
+
+function error(res: ServerResponse, status: number, message: string, retryAfter?: number) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  res.writeHead(status, headers).end(JSON.stringify({ error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: status === 429 ? 'rate_limit_exceeded' : null } }));
+}
+
+export interface OpenAiFake extends FakeUpstream {
+  origin: string;
+}
+
+export async function startOpenAiFake(): Promise<OpenAiFake> {
+  const fake = await startFake(async (req: RecordedRequest, res, self) => {
+    const azure = req.path.startsWith('/openai/deployments/');
+    if (req.method !== 'POST' || !(req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
+      return error(res, 404, `no route ${req.method} ${req.path}`);
+    }
+    const authorised = azure ? req.headers['api-key'] === 'test-key' : req.headers.authorization === 'Bearer test-key';
+    if (!authorised) return error(res, 401, 'Incorrect API key provided');
+    const mode = self.mode;
+    if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
+    const body = req.json as Body;
+    const model = body.model ?? (azure ? decodeURIComponent(req.path.split('/')[3]!) : 'unknown');
+    const id = 'chatcmpl-fake123';
+    const created = 1_700_000_000;
+    const text = mode.kind === 'length' ? 'Hello! You' : replyText(lastUserText(body));
+    const finish = mode.kind === 'tool_call' ? 'tool_calls' : mode.kind === 'length' ? 'length' : 'stop';
+    const toolName = body.tools?.[0]?.function.name ?? 'get_weather';
+
+    if (!body.stream) {
+      const message =
+        mode.kind === 'tool_call'
+          ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: toolName, arguments: FAKE_TOOL_ARGUMENTS } }] }
+          : { role: 'assistant', content: text };
+      if (mode.kind === 'slow') await sleep(mode.delayMs);
+      const payload: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }] };
+      if (mode.kind !== 'no_usage') payload.usage = usage;
+      res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99' }).end(JSON.stringify(payload));
+      return;
+    }
+
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    const base = { id, object: 'chat.completion.chunk', created, model };
+    if (mode.kind === 'slow') await sleep(mode.delayMs);
+    send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    if (mode.kind === 'tool_call') {
+      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: toolName, arguments: '' } }] }, finish_reason: null }] });
+      for (const part of pieces(FAKE_TOOL_ARGUMENTS)) send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: part } }] }, finish_reason: null }] });
+    } else {
+      const parts = pieces(text);
+      for (let i = 0; i < parts.length; i++) {
+        if (mode.kind === 'slow') await sleep(mode.delayMs);
+        send({ ...base, choices: [{ index: 0, delta: { content: parts[i] }, finish_reason: null }] });
+        if (mode.kind === 'stream_error' && i === 0) {
+          res.destroy(); // the connection drops mid-stream
+          return;
+        }
+      }
+    }
+    send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    if (body.stream_options?.include_usage && mode.kind !== 'no_usage') send({ ...base, choices: [], usage });
+    res.end('data: [DONE]\n\n');
+  });
+  return Object.assign(fake, { origin: fake.baseUrl, baseUrl: `${fake.baseUrl}/v1` });
+}
