@@ -52,7 +52,16 @@ async function nonStream(provider: Provider, ctx: ProviderContext, meta: Respons
   return provider.parseResponse(text, ctx, meta);
 }
 
-async function stream(provider: Provider, ctx: ProviderContext, meta: ResponseMeta, body: ChatCompletionRequest): Promise<{ chunks: ChatCompletionChunk[]; outcome: StreamOutcome; sse: string }> {
+interface StreamError {
+  error: { message: string; type: string; code: string };
+}
+
+async function stream(
+  provider: Provider,
+  ctx: ProviderContext,
+  meta: ResponseMeta,
+  body: ChatCompletionRequest,
+): Promise<{ chunks: ChatCompletionChunk[]; errors: StreamError[]; outcome: StreamOutcome; sse: string }> {
   const res = await send(provider.buildRequest({ ...body, stream: true }, ctx));
   expect(res.statusCode).toBe(200);
   const converter = provider.createStreamConverter(ctx, meta);
@@ -60,11 +69,13 @@ async function stream(provider: Provider, ctx: ProviderContext, meta: ResponseMe
   for await (const piece of res.body) sse += converter.push(piece as Buffer);
   sse += converter.end();
   expect(sse.endsWith('data: [DONE]\n\n')).toBe(true);
-  const chunks = sse
+  const events = sse
     .split('\n\n')
     .filter((e) => e !== '' && e !== 'data: [DONE]')
-    .map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk);
-  return { chunks, outcome: converter.outcome(), sse };
+    .map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
+  const chunks = events.filter((e): e is ChatCompletionChunk => !('error' in e));
+  const errors = events.filter((e): e is StreamError => 'error' in e);
+  return { chunks, errors, outcome: converter.outcome(), sse };
 }
 
 const textOf = (chunks: ChatCompletionChunk[]) => chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
@@ -194,9 +205,12 @@ describe.each(cases)('$name provider against its fake upstream', (c) => {
     expect(c.provider.parseError(500, await streamed.body.text()).message).toBe('upstream exploded');
   });
 
-  it('stream_error: one piece, then outcome.error', async () => {
+  it('stream_error: one piece, then outcome.error and an in-band error event', async () => {
     fake.mode = { kind: 'stream_error' };
-    const { outcome } = await stream(c.provider, ctx, meta, chat());
+    const { outcome, errors, chunks } = await stream(c.provider, ctx, meta, chat());
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.error.type).toBe('upstream_error');
+    expect(textOf(chunks)).toBe(outcome.completionText);
     expect(outcome.error).not.toBeNull();
     expect(outcome.error!.message).toMatch(/stream error/);
     expect(outcome.completionText.length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ChannelsTable } from '../../adapters/sql/schema.js';
 import { channels } from '../../commands/channels/decider.js';
-import { ChannelSettings } from '../../commands/channels/events.js';
+import type { ChannelSettings } from '../../commands/channels/events.js';
 import { maskSecret } from '../../crypto/secret-box.js';
 import { NotFoundError } from '../../errors.js';
 import { ChannelType } from '../../relay/channel.js';

@@ -50,11 +50,17 @@ function expect400(fn: () => unknown, param: RegExp) {
   throw new Error('expected a 400');
 }
 
-function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; done: boolean } {
+interface StreamError {
+  error: { message: string; type: string; code: string; param: null };
+}
+
+/** The chunks of a converted stream, apart from in-band error events. */
+function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; errors: StreamError[]; done: boolean } {
   const events = sse.split('\n\n').filter((e) => e !== '');
   const done = events[events.length - 1] === 'data: [DONE]';
-  const chunks = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk);
-  return { chunks, done };
+  const parsed = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
+  const isError = (e: ChatCompletionChunk | StreamError): e is StreamError => 'error' in e;
+  return { chunks: parsed.filter((e): e is ChatCompletionChunk => !isError(e)), errors: parsed.filter(isError), done };
 }
 
 /** Converts `bytes` fed in one push, split at every byte boundary, and byte by byte: all must agree. */
@@ -480,13 +486,15 @@ describe('bedrock stream', () => {
     expect(outcome.error).toEqual({ message: 'Too many tokens', code: 'throttlingException' });
     expect(outcome.completionText).toBe('Hel');
     expect(outcome.finishReason).toBeNull();
-    expect(sse.endsWith('data: [DONE]\n\n')).toBe(true);
-    expect(chunksOf(sse).chunks).toHaveLength(2);
+    const { chunks, errors, done } = chunksOf(sse);
+    expect(done).toBe(true);
+    expect(chunks).toHaveLength(2);
+    expect(errors).toEqual([{ error: { message: 'Too many tokens', type: 'upstream_error', code: 'throttlingException', param: null } }]);
   });
 
   it('turns an error frame (:error-code) into outcome.error', () => {
     const c = bedrockProvider.createStreamConverter(ctx, meta);
-    c.push(encodeMessage({ ':message-type': 'error', ':error-code': 'InternalFailure', ':error-message': 'boom' }, ''));
+    expect(chunksOf(c.push(encodeMessage({ ':message-type': 'error', ':error-code': 'InternalFailure', ':error-message': 'boom' }, ''))).errors).toHaveLength(1);
     expect(c.outcome().error).toEqual({ message: 'boom', code: 'InternalFailure' });
   });
 
@@ -494,7 +502,8 @@ describe('bedrock stream', () => {
     const bad = Buffer.from(event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'lo' } }));
     bad[bad.length - 1]! ^= 0xff;
     const bytes = Buffer.concat([event('messageStart', { role: 'assistant' }), event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hel' } }), bad, event('messageStop', { stopReason: 'end_turn' })]);
-    const { outcome } = convertEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
+    const { sse, outcome } = convertEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
+    expect(chunksOf(sse).errors).toHaveLength(1);
     expect(outcome.error?.code).toBe('invalid_event_stream');
     expect(outcome.error?.message).toMatch(/CRC/);
     expect(outcome.completionText).toBe('Hel');
@@ -504,7 +513,10 @@ describe('bedrock stream', () => {
     const c = bedrockProvider.createStreamConverter(ctx, meta);
     const frame = event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'x' } });
     c.push(frame.subarray(0, frame.length - 3));
-    expect(c.end()).toBe('data: [DONE]\n\n');
+    const { chunks, errors, done } = chunksOf(c.end());
+    expect(done).toBe(true);
+    expect(chunks).toEqual([]);
+    expect(errors[0]!.error.code).toBe('truncated_event_stream');
     expect(c.outcome().error?.code).toBe('truncated_event_stream');
   });
 });

@@ -42,11 +42,17 @@ function expect400(fn: () => unknown, param: RegExp) {
   throw new Error('expected a 400');
 }
 
-function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; done: boolean } {
+interface StreamError {
+  error: { message: string; type: string; code: string; param: null };
+}
+
+/** The chunks of a converted stream, apart from in-band error events. */
+function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; errors: StreamError[]; done: boolean } {
   const events = sse.split('\n\n').filter((e) => e !== '');
   const done = events[events.length - 1] === 'data: [DONE]';
-  const chunks = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk);
-  return { chunks, done };
+  const parsed = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
+  const isError = (e: ChatCompletionChunk | StreamError): e is StreamError => 'error' in e;
+  return { chunks: parsed.filter((e): e is ChatCompletionChunk => !isError(e)), errors: parsed.filter(isError), done };
 }
 
 function convertEverySplit(make: () => StreamConverter, bytes: Buffer) {
@@ -179,10 +185,10 @@ describe('cohere response', () => {
     expect(() => cohereProvider.parseResponse(JSON.stringify({ finish_reason: 'ERROR', error: 'model crashed', message: { role: 'assistant' } }), ctx, meta)).toThrow('model crashed');
   });
 
-  it('joins text, prefers billed units, keeps the upstream id', () => {
+  it('joins text, prefers billed units, uses the relay id', () => {
     const c = cohereProvider.parseResponse(body('COMPLETE', { role: 'assistant', content: [{ type: 'text', text: 'Hel' }, { type: 'text', text: 'lo' }] }), ctx, meta);
     expect(c).toEqual({
-      id: 'co-1',
+      id: 'chatcmpl-test',
       object: 'chat.completion',
       created: 1_700_000_000,
       model: 'command-r-plus',
@@ -229,7 +235,7 @@ describe('cohere stream', () => {
     const { chunks, done } = chunksOf(out);
     expect(done).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Héllo ' }, { content: '世界 🎉' }, {}, undefined]);
-    expect(chunks.every((c) => c.id === 'co-1')).toBe(true);
+    expect(chunks.every((c) => c.id === 'chatcmpl-test')).toBe(true);
     expect(chunks[3]!.choices[0]!.finish_reason).toBe('stop');
     expect(chunks[4]!.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
     expect(outcome).toEqual({ usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }, finishReason: 'stop', completionText: 'Héllo 世界 🎉', error: null });
@@ -273,15 +279,28 @@ describe('cohere stream', () => {
     expect(outcome.finishReason).toBe('tool_calls');
   });
 
-  it('turns message-end ERROR into outcome.error', () => {
+  it('turns message-end ERROR into outcome.error and one in-band error event', () => {
     const bytes = Buffer.from(
-      sse('message-start', { id: 'co-3' }) + sse('content-delta', { index: 0, delta: { message: { content: { text: 'Hel' } } } }) + sse('message-end', { delta: { finish_reason: 'ERROR', error: 'model overloaded' } }),
+      sse('message-start', { id: 'co-3' }) +
+        sse('content-delta', { index: 0, delta: { message: { content: { text: 'Hel' } } } }) +
+        sse('message-end', { delta: { finish_reason: 'ERROR', error: 'model overloaded', usage } }) +
+        sse('content-delta', { index: 0, delta: { message: { content: { text: 'ignored' } } } }),
     );
     const { sse: out, outcome } = convertEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
     expect(outcome.error).toEqual({ message: 'model overloaded', code: 'ERROR' });
     expect(outcome.finishReason).toBeNull();
     expect(outcome.completionText).toBe('Hel');
-    expect(out.endsWith('data: [DONE]\n\n')).toBe(true);
+    const { chunks, errors, done } = chunksOf(out);
+    expect(done).toBe(true);
+    expect(errors).toEqual([{ error: { message: 'model overloaded', type: 'upstream_error', code: 'ERROR', param: null } }]);
+    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Hel' }]); // no usage chunk after an error
+  });
+
+  it('turns an error event into outcome.error', () => {
+    const c = cohereProvider.createStreamConverter(ctx, meta);
+    const out = c.push(Buffer.from('event: error\ndata: {"message":"internal failure"}\n\n')) + c.end();
+    expect(c.outcome().error).toEqual({ message: 'internal failure', code: 'stream_error' });
+    expect(chunksOf(out).errors).toHaveLength(1);
   });
 
   it('handles a missing final blank line and \\r\\n line ends', () => {

@@ -42,11 +42,17 @@ function expect400(fn: () => unknown, param: RegExp) {
   throw new Error('expected a 400');
 }
 
-function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; done: boolean } {
+interface StreamError {
+  error: { message: string; type: string; code: string; param: null };
+}
+
+/** The chunks of a converted stream, apart from in-band error events. */
+function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; errors: StreamError[]; done: boolean } {
   const events = sse.split('\n\n').filter((e) => e !== '');
   const done = events[events.length - 1] === 'data: [DONE]';
-  const chunks = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk);
-  return { chunks, done };
+  const parsed = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
+  const isError = (e: ChatCompletionChunk | StreamError): e is StreamError => 'error' in e;
+  return { chunks: parsed.filter((e): e is ChatCompletionChunk => !isError(e)), errors: parsed.filter(isError), done };
 }
 
 function convertEverySplit(make: () => StreamConverter, bytes: Buffer) {
@@ -232,11 +238,19 @@ describe('ollama stream', () => {
     expect(outcome.finishReason).toBe('tool_calls');
   });
 
-  it('turns an {error} line into outcome.error', () => {
+  it('turns an {error} line into outcome.error and one in-band error event', () => {
     const bytes = Buffer.from(line({ message: { content: 'Hel' }, done: false }) + '{"error":"out of memory"}\n' + line({ message: { content: 'x' }, done: false }));
     const { sse, outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
     expect(outcome.error).toEqual({ message: 'out of memory', code: 'stream_error' });
     expect(outcome.completionText).toBe('Hel');
-    expect(chunksOf(sse).chunks).toHaveLength(1);
+    const { chunks, errors, done } = chunksOf(sse);
+    expect(chunks).toHaveLength(1);
+    expect(errors).toEqual([{ error: { message: 'out of memory', type: 'upstream_error', code: 'stream_error', param: null } }]);
+    expect(done).toBe(true);
+  });
+
+  it('fails on a line that is not JSON', () => {
+    const { outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), Buffer.from(line({ message: { content: 'a' }, done: false }) + 'garbage\n'));
+    expect(outcome.error?.code).toBe('bad_upstream_response');
   });
 });

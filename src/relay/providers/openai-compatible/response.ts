@@ -1,5 +1,6 @@
 /** Non-streaming responses and error bodies of OpenAI-compatible upstreams. */
-import { ChatCompletion, FinishReason, type Usage } from '../../schema.js';
+import type { ChatCompletion} from '../../schema.js';
+import { FinishReason, type Usage } from '../../schema.js';
 import type { ResponseMeta, UpstreamError } from '../provider.js';
 
 /** Some servers invent finish reasons ("eos", "end_turn", "function_call"): map them home. */
