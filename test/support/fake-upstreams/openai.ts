@@ -78,7 +78,8 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
         if (mode.kind === 'slow') await sleep(mode.delayMs);
         send({ ...base, choices: [{ index: 0, delta: { content: parts[i] }, finish_reason: null }] });
         if (mode.kind === 'stream_error' && i === 0) {
-          res.destroy(); // the connection drops mid-stream
+          await sleep(30); // let the first piece reach the relay
+          res.destroy(); // then the connection drops mid-stream
           return;
         }
       }
