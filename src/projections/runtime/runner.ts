@@ -26,7 +26,12 @@ interface Running {
   catchUp: Promise<void> | null;
   retryTimer: NodeJS.Timeout | null;
   relevant: ReadonlySet<string>;
+  /** Pending write of a checkpoint that only skipped irrelevant commits. */
+  skipTimer: NodeJS.Timeout | null;
 }
+
+/** How long a checkpoint that only passed over irrelevant commits may wait to be stored. */
+const SKIP_CHECKPOINT_DELAY_MS = 50;
 
 export interface ProjectionStatus {
   name: string;
@@ -82,6 +87,7 @@ export class ProjectionRunner {
         if (r.retryTimer) clearTimeout(r.retryTimer);
         await r.catchUp;
         await r.subscription?.close();
+        await this.storeSkippedPosition(r);
       }),
     );
     this.running.clear();
@@ -115,7 +121,7 @@ export class ProjectionRunner {
   }
 
   private newState(projection: Projection, after: number, generation: number): Running {
-    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes) };
+    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null };
   }
 
   /** Applies commits after state.position up to `until`, reading the log in batches. */
@@ -275,9 +281,38 @@ export class ProjectionRunner {
         }
         for (const event of relevant) await state.projection.apply(trx, event);
       });
+      if (state.skipTimer) clearTimeout(state.skipTimer);
+      state.skipTimer = null;
+    } else {
+      this.storeSkippedPositionSoon(state);
     }
     state.position = Math.max(state.position, commit.position);
     this.notify();
+  }
+
+  /**
+   * Commits a projection does not read cost no transaction, but their position is still stored,
+   * debounced: so a restart does not re-read them, and so other instances sharing a durable
+   * consumer (which may never see these commits) can tell the projection is up to date.
+   */
+  private storeSkippedPositionSoon(state: Running) {
+    if (state.skipTimer) return;
+    state.skipTimer = setTimeout(() => {
+      state.skipTimer = null;
+      void this.storeSkippedPosition(state).catch((error: unknown) => this.logger.warn({ err: error, projection: state.projection.name }, 'could not store checkpoint'));
+    }, SKIP_CHECKPOINT_DELAY_MS);
+  }
+
+  private async storeSkippedPosition(state: Running) {
+    if (state.skipTimer) clearTimeout(state.skipTimer);
+    state.skipTimer = null;
+    await this.db
+      .updateTable('projection_checkpoints')
+      .set({ position: state.position, updated_at: now() })
+      .where('name', '=', state.projection.name)
+      .where('position', '<', state.position)
+      .where('generation', '=', state.generation)
+      .execute();
   }
 }
 
