@@ -159,4 +159,22 @@ describe('channel admin API', () => {
     expect(view.json.health.reason).toContain('rate limited');
     await expect(sdk(s).chat.completions.create({ model: 'limited-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 503 });
   });
+
+  it('cools a channel down when the upstream says no requests remain', async () => {
+    const ch = await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['quota-model'] });
+    upstream.extraHeaders['x-ratelimit-remaining-requests'] = '0';
+    upstream.extraHeaders['x-ratelimit-reset-requests'] = '20s';
+    try {
+      const res = await call(`${s.url}/v1/chat/completions`, { token: s.userToken, body: { model: 'quota-model', messages: [{ role: 'user', content: 'x' }] } });
+      expect(res.status).toBe(200); // this request was served...
+    } finally {
+      delete upstream.extraHeaders['x-ratelimit-remaining-requests'];
+      delete upstream.extraHeaders['x-ratelimit-reset-requests'];
+    }
+    const deadline = Date.now() + 2000;
+    while (s.app.ctx.views.channels.state.get(ch.id)!.cooldownUntil === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const left = s.app.ctx.views.channels.state.get(ch.id)!.cooldownUntil - Date.now();
+    expect(left).toBeGreaterThan(15_000); // ...and the next ones wait for the window to reset
+    expect(left).toBeLessThanOrEqual(20_000);
+  });
 });

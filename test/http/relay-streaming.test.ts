@@ -93,8 +93,10 @@ describe('relay streaming and recovery', () => {
     while (s.app.ctx.views.channels.state.get(channelId)!.healthy && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(s.app.ctx.views.channels.state.get(channelId)!.healthy).toBe(false);
     await new Promise((r) => setTimeout(r, 150)); // cooldown (100 ms) ends
-    const probed = await s.app.ctx.health.probeRound(s.app.ctx.pools, 50);
+    const probed = await s.app.ctx.health.probeRound(s.app.ctx.pools, 5_000);
     expect(probed).toBe(1);
+    // The prober's lease is held: another instance's (or a second) round does nothing meanwhile.
+    expect(await s.app.ctx.health.probeRound(s.app.ctx.pools, 5_000)).toBe(0);
     await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
     expect(s.app.ctx.views.channels.state.get(channelId)!.healthy).toBe(true);
     const view = await call(`${s.url}/v1/admin/channels/${channelId}`, { token: s.adminToken });

@@ -32,9 +32,12 @@ function error(res: ServerResponse, status: number, message: string, retryAfter?
 
 export interface OpenAiFake extends FakeUpstream {
   origin: string;
+  /** Headers added to successful responses (rate-limit headers, for instance). */
+  extraHeaders: Record<string, string>;
 }
 
 export async function startOpenAiFake(): Promise<OpenAiFake> {
+  const extraHeaders: Record<string, string> = {};
   const fake = await startFake(async (req: RecordedRequest, res, self) => {
     const azure = req.path.startsWith('/openai/deployments/');
     if (req.method !== 'POST' || !(req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
@@ -60,11 +63,11 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
       if (mode.kind === 'slow') await sleep(mode.delayMs);
       const payload: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }] };
       if (mode.kind !== 'no_usage') payload.usage = usage;
-      res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99' }).end(JSON.stringify(payload));
+      res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99', ...extraHeaders }).end(JSON.stringify(payload));
       return;
     }
 
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...extraHeaders });
     const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     const base = { id, object: 'chat.completion.chunk', created, model };
     if (mode.kind === 'slow') await sleep(mode.delayMs);
@@ -88,5 +91,5 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     if (body.stream_options?.include_usage && mode.kind !== 'no_usage') send({ ...base, choices: [], usage });
     res.end('data: [DONE]\n\n');
   });
-  return Object.assign(fake, { origin: fake.baseUrl, baseUrl: `${fake.baseUrl}/v1` });
+  return Object.assign(fake, { origin: fake.baseUrl, baseUrl: `${fake.baseUrl}/v1`, extraHeaders });
 }
