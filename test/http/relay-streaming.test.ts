@@ -95,8 +95,15 @@ describe('relay streaming and recovery', () => {
     await new Promise((r) => setTimeout(r, 150)); // cooldown (100 ms) ends
     const probed = await s.app.ctx.health.probeRound(s.app.ctx.pools, 5_000);
     expect(probed).toBe(1);
-    // The prober's lease is held: another instance's (or a second) round does nothing meanwhile.
+    // While the prober's lease is held, another round (another instance's) probes nothing, even
+    // with an unhealthy channel due for a probe.
+    const entry = s.app.ctx.views.channels.state.get(channelId)!;
+    await s.app.ctx.health.setHealth(entry.channel, false, Date.now() - 1, 'test: due for a probe', null);
+    await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
     expect(await s.app.ctx.health.probeRound(s.app.ctx.pools, 5_000)).toBe(0);
+    expect(s.app.ctx.views.channels.state.get(channelId)!.healthy).toBe(false);
+    await s.app.ctx.counters.clear('health-prober');
+    expect(await s.app.ctx.health.probeRound(s.app.ctx.pools, 5_000)).toBe(1);
     await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
     expect(s.app.ctx.views.channels.state.get(channelId)!.healthy).toBe(true);
     const view = await call(`${s.url}/v1/admin/channels/${channelId}`, { token: s.adminToken });
