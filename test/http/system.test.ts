@@ -56,7 +56,23 @@ describe('HTTP server (embedded)', () => {
     const res = await call(`${s.url}/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.json.openapi).toMatch(/^3\./);
-    expect(Object.keys(res.json.paths)).toEqual(expect.arrayContaining(['/health', '/v1/system/version', '/v1/admin/maintenance']));
+    expect(Object.keys(res.json.paths)).toEqual(
+      expect.arrayContaining([
+        '/health',
+        '/v1/system/version',
+        '/v1/admin/maintenance',
+        '/v1/admin/channels',
+        '/v1/admin/channels/{channel_id}',
+        '/v1/admin/channels/{channel_id}/test',
+        '/v1/chat/completions',
+        '/api/v1/chat/completions',
+        '/v1/chat',
+        '/v1/models',
+      ]),
+    );
+    expect(res.json.paths['/v1/chat'].post.deprecated).toBe(true);
+    expect(res.json.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.required).toEqual(['model', 'messages']);
+    expect(res.json.paths['/v1/admin/channels'].post.responses['201']).toBeDefined();
     expect(res.json.paths['/v1/admin/maintenance'].post.requestBody.content['application/json'].schema.required).toEqual(['enabled']);
   });
 
