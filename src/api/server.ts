@@ -50,7 +50,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     if (MAINTENANCE_EXEMPT.some((re) => re.test(path))) return;
     const principal = await principalOrNull(request, ctx.tokens);
     if (principal?.role === 'admin') return;
-    throw new ServiceUnavailableError(maintenance.message, 'maintenance_mode', { 'retry-after': '60' });
+    throw new ServiceUnavailableError(maintenance.message, 'maintenance', { 'retry-after': '60' });
   });
 
   await app.register(swagger, {

@@ -69,7 +69,7 @@ describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
       onB = await call(`${b.url}/v1/admin/maintenance`, { token: b.userToken });
     }
     expect(onB.status).toBe(503);
-    expect(onB.json.error).toMatchObject({ message: 'Cluster upgrade', code: 'maintenance_mode' });
+    expect(onB.json.error).toMatchObject({ message: 'Cluster upgrade', code: 'maintenance' });
     const viaB = await call(`${b.url}/v1/admin/maintenance`, { token: b.adminToken });
     expect(viaB.json).toMatchObject({ enabled: true, message: 'Cluster upgrade', changed_by: 'admin-1' });
     const off = await call(`${b.url}/v1/admin/maintenance`, { token: b.adminToken, body: { enabled: false } });

@@ -26,7 +26,7 @@ describe('maintenance mode (embedded)', () => {
     for (const token of [undefined, s.userToken, 'garbage']) {
       const blocked = await call(`${s.url}/v1/admin/maintenance`, { token });
       expect(blocked.status).toBe(503);
-      expect(blocked.json).toEqual({ error: { message: 'Upgrading the database', type: 'service_unavailable', code: 'maintenance_mode', param: null } });
+      expect(blocked.json).toEqual({ error: { message: 'Upgrading the database', type: 'service_unavailable', code: 'maintenance', param: null } });
       expect(blocked.headers.get('retry-after')).toBe('60');
     }
     const health = await call(`${s.url}/health`);

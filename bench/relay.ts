@@ -1,0 +1,565 @@
+/**
+ * Relay benchmark: what the relay hop costs, measured against a fast fake OpenAI-compatible
+ * upstream on the same machine.
+ *
+ *   npx tsx bench/relay.ts [--seconds N] [--connections C] [--warmup N] [--stream-requests N]
+ *                          [--stream-gap-ms N] [--dist] [--profile DIR] [--json]
+ *
+ * Three processes, so that no two of them share an event loop:
+ *   this one     the load generators: autocannon (non-streaming) and a sequential undici client
+ *                (streaming first byte)
+ *   fake         a bare node:http server (this file again, forked with --role fake) answering
+ *                POST /v1/chat/completions with a fixed chat.completion JSON, or, when the body
+ *                says "stream": true, a fixed short SSE stream (first event at once, the rest
+ *                --stream-gap-ms later, so a relay that buffered would show it in first-byte time)
+ *   switchyard   `switchyard serve`, embedded (SQLite event log, memory counters, temp DATA_DIR),
+ *                one openai channel pointing at the fake. Run from source through tsx's loader
+ *                (`node --import tsx src/cli.ts serve`), or with --dist from the build
+ *                (`npm run build` first; `node dist/src/cli.js serve`).
+ *
+ * Phases (non-streaming ones for --seconds each, after a --warmup of both paths):
+ *   direct upstream, non-streaming, 1 and C connections     autocannon straight at the fake
+ *   relay, non-streaming, 1 and C connections               autocannon at /v1/chat/completions
+ *   streaming, sequential                                   --stream-requests pairs, direct and
+ *                                                           relay alternating: first body byte
+ *                                                           and end of body, each from the moment
+ *                                                           the request is sent
+ *
+ * CPU ms per request: Switchyard runs in a child process, preloaded (node --import of a data:
+ * URL, no change to the server) with a tiny IPC handler that answers process.cpuUsage(). The
+ * user+system delta around each relay non-streaming phase, divided by the requests completed in
+ * it, is the figure (it includes everything the process did meanwhile: usage events, projections,
+ * metrics, GC).
+ *
+ * Latency percentiles come from autocannon's per-response times (float ms); its own histogram
+ * has 1 ms resolution, too coarse for sub-millisecond differences. Results print as a markdown
+ * table; with --json they are also written to bench/results/. Performance figures belong in
+ * docs/benchmarks.md, never in timed tests.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Client } from 'undici';
+import { TokenService } from '../src/auth/tokens.js';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+const { values: args } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'main' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    warmup: { type: 'string', default: '3' },
+    'stream-requests': { type: 'string', default: '300' },
+    'stream-gap-ms': { type: 'string', default: '2' },
+    dist: { type: 'boolean', default: false },
+    profile: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (args.help) {
+  console.log(`usage: npx tsx bench/relay.ts [options]
+  --seconds N           duration of each non-streaming phase (default 10)
+  --connections C       connections of the concurrent phases (default 50; 1 is always measured too)
+  --warmup N            seconds of warm-up load on each path before measuring (default 3)
+  --stream-requests N   sequential streaming requests per path (default 300)
+  --stream-gap-ms N     the fake's pause between its first SSE event and the rest (default 2)
+  --dist                run Switchyard from dist/ (npm run build first) instead of src/ via tsx
+  --profile DIR         run Switchyard with --cpu-prof, writing the .cpuprofile into DIR
+  --json                also write results to bench/results/relay-<date>.json`);
+  process.exit(0);
+}
+
+function positive(name: string, value: string | undefined): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) {
+    console.error(`--${name} must be a non-negative number`);
+    process.exit(1);
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake upstream (runs in its own process: `--role fake`)
+// ---------------------------------------------------------------------------------------------
+
+const MODEL = 'bench-model';
+const CREATED = 1_700_000_000;
+
+/** Everything the fake answers is built once: it must cost as little as possible per request. */
+const COMPLETION = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench000000000000',
+    object: 'chat.completion',
+    created: CREATED,
+    model: MODEL,
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! This is a fixed answer from the benchmark upstream.' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 14, completion_tokens: 12, total_tokens: 26 },
+  }),
+);
+
+function sseEvent(delta: Record<string, unknown>, finish: string | null, usage?: Record<string, number>): string {
+  const chunk: Record<string, unknown> = { id: 'chatcmpl-bench000000000000', object: 'chat.completion.chunk', created: CREATED, model: MODEL, choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }] };
+  if (usage) chunk.usage = usage;
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+const STREAM_HEAD = Buffer.from(sseEvent({ role: 'assistant', content: '' }, null));
+const STREAM_REST = Buffer.from(
+  sseEvent({ content: 'Hello! ' }, null) +
+    sseEvent({ content: 'This is a fixed ' }, null) +
+    sseEvent({ content: 'streamed answer.' }, null) +
+    sseEvent({}, 'stop') +
+    sseEvent({}, null, { prompt_tokens: 14, completion_tokens: 9, total_tokens: 23 }) +
+    'data: [DONE]\n\n',
+);
+const STREAM_MARKER = Buffer.from('"stream":true');
+
+async function runFake(gapMs: number) {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+        return;
+      }
+      const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      if (!body.includes(STREAM_MARKER)) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': COMPLETION.length }).end(COMPLETION);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(STREAM_HEAD);
+      setTimeout(() => res.end(STREAM_REST), gapMs);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  process.on('disconnect', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/** autocannon ships no types; only what this script uses. */
+interface AutocannonResult {
+  duration: number;
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+  on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): void;
+}
+type Autocannon = (options: Record<string, unknown>) => AutocannonInstance;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const ROOT = resolve(import.meta.dirname, '..');
+const SECRET = 'bench-secret-0123456789-abcdefghij';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+interface Distribution {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+function distribution(samples: number[]): Distribution {
+  const sorted = Float64Array.from(samples).sort();
+  return { p50: percentile(Array.from(sorted), 50), p99: percentile(Array.from(sorted), 99), max: sorted.at(-1) ?? NaN };
+}
+
+function fmt(ms: number, digits = 3): string {
+  if (!Number.isFinite(ms)) return '-';
+  return ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(digits);
+}
+
+function signed(ms: number): string {
+  return `${ms >= 0 ? '+' : ''}${fmt(ms)}`;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------------------------
+
+async function startFakeProcess(gapMs: number): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(import.meta.filename, ['--role', 'fake', '--stream-gap-ms', String(gapMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return { child, url: `http://127.0.0.1:${message.port}` };
+}
+
+/**
+ * Preloaded into the Switchyard process: answers 'cpu' with process.cpuUsage() over IPC. The
+ * channel is unref'd so it never keeps the server alive on its own.
+ */
+const CPU_PROBE = `process.on('message', (m) => { if (m === 'cpu') process.send({ cpu: process.cpuUsage() }); }); process.channel?.unref();`;
+
+interface Switchyard {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  /** User+system CPU time of the process so far, ms. */
+  cpuMs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function startSwitchyard(dist: boolean, profileDir: string | undefined): Promise<Switchyard> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sy-bench-relay-'));
+  const port = await freePort();
+  const metricsPort = await freePort();
+  const nodeArgs = [`--import=data:text/javascript,${encodeURIComponent(CPU_PROBE)}`];
+  if (profileDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`);
+  if (dist) {
+    const cli = join(ROOT, 'dist/src/cli.js');
+    if (!existsSync(cli)) throw new Error('dist/src/cli.js is missing: run `npm run build` first (or drop --dist)');
+    nodeArgs.push(cli);
+  } else {
+    nodeArgs.push('--import', 'tsx', join(ROOT, 'src/cli.ts'));
+  }
+  const child = spawn(process.execPath, [...nodeArgs, 'serve'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: {
+      ...process.env,
+      SECRET,
+      HOST: '127.0.0.1',
+      SERVER_PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      HEALTH_CHECK_ENABLED: 'false',
+      // Embedded mode whatever the caller's shell says (empty = unset).
+      NATS_URL: '',
+      EVENTSTORE_URL: '',
+      SQLDB_HOST: '',
+      CACHE_HOST: '',
+    },
+  });
+  const exited = once(child, 'exit');
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`switchyard exited with code ${child.exitCode} during startup`);
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('switchyard did not become ready within 60 s');
+    await sleep(100);
+  }
+  return {
+    child,
+    url,
+    dataDir,
+    async cpuMs() {
+      child.send('cpu');
+      const [message] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage }];
+      return (message.cpu.user + message.cpu.system) / 1000;
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function api(url: string, token: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(url, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+/** One openai channel pointing at the fake, through the admin API; waits until it routes. */
+async function createChannel(sy: Switchyard, fakeUrl: string, adminToken: string, userToken: string) {
+  const created = await api(`${sy.url}/v1/admin/channels`, adminToken, { name: 'bench', type: 'openai', base_url: `${fakeUrl}/v1`, key: 'bench-key', models: [MODEL] });
+  if (created.status !== 201) throw new Error(`channel create failed: ${created.status} ${JSON.stringify(created.json)}`);
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const models = (await api(`${sy.url}/v1/models`, userToken)).json as { data?: Array<{ id: string }> };
+    if (models.data?.some((m) => m.id === MODEL)) return;
+    await sleep(50);
+  }
+  throw new Error('the channel never became routable');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+// ---------------------------------------------------------------------------------------------
+
+const REQUEST_BODY = JSON.stringify({
+  model: MODEL,
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant.' },
+    { role: 'user', content: 'Say hello in one short sentence.' },
+  ],
+  temperature: 0.2,
+  max_tokens: 64,
+});
+const STREAM_BODY = JSON.stringify({ ...(JSON.parse(REQUEST_BODY) as object), stream: true });
+
+interface Target {
+  name: 'direct' | 'relay';
+  url: string;
+  headers: Record<string, string>;
+}
+
+interface LoadResult {
+  target: Target['name'];
+  connections: number;
+  seconds: number;
+  requests: number;
+  rps: number;
+  latency: Distribution;
+  /** Switchyard CPU ms per request (relay phases only). */
+  cpuMsPerRequest: number | null;
+}
+
+async function load(target: Target, connections: number, seconds: number): Promise<{ requests: number; seconds: number; latency: Distribution }> {
+  const latencies: number[] = [];
+  const instance = autocannon({
+    url: target.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: REQUEST_BODY,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+  });
+  instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    if (statusCode === 200) latencies.push(responseTime);
+  });
+  const result = await instance;
+  const failed = result.non2xx + result.errors + result.timeouts;
+  if (failed > 0) throw new Error(`${target.name}: ${failed} failed requests (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
+  return { requests: result['2xx'], seconds: result.duration, latency: distribution(latencies) };
+}
+
+async function loadPhase(target: Target, connections: number, seconds: number, sy: Switchyard): Promise<LoadResult> {
+  const cpuBefore = target.name === 'relay' ? await sy.cpuMs() : 0;
+  const run = await load(target, connections, seconds);
+  const cpuMsPerRequest = target.name === 'relay' ? ((await sy.cpuMs()) - cpuBefore) / run.requests : null;
+  const row: LoadResult = { target: target.name, connections, seconds: run.seconds, requests: run.requests, rps: run.requests / run.seconds, latency: run.latency, cpuMsPerRequest };
+  console.log(
+    `${row.target.padEnd(6)} non-streaming, ${String(connections).padStart(3)} conn: ${Math.round(row.rps)} req/s  p50 ${fmt(row.latency.p50)} p99 ${fmt(row.latency.p99)} ms` +
+      (cpuMsPerRequest === null ? '' : `  switchyard CPU ${fmt(cpuMsPerRequest)} ms/req`),
+  );
+  return row;
+}
+
+interface StreamSample {
+  firstByte: number;
+  total: number;
+}
+
+/** One streaming request: ms from sending it to the first body byte, and to the end of the body. */
+async function streamOnce(client: Client, path: string, headers: Record<string, string>): Promise<StreamSample> {
+  const started = performance.now();
+  const { statusCode, body } = await client.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: STREAM_BODY });
+  let firstByte = NaN;
+  let text = '';
+  for await (const chunk of body) {
+    if (Number.isNaN(firstByte)) firstByte = performance.now() - started;
+    text += (chunk as Buffer).toString();
+  }
+  const total = performance.now() - started;
+  if (statusCode !== 200 || !text.endsWith('data: [DONE]\n\n')) throw new Error(`stream request to ${path} failed: ${statusCode} ${text.slice(0, 200)}`);
+  return { firstByte, total };
+}
+
+interface StreamResult {
+  requests: number;
+  direct: { firstByte: Distribution; total: Distribution };
+  relay: { firstByte: Distribution; total: Distribution };
+}
+
+/** Direct and relay alternate, so drift of the machine hits both alike. */
+async function streaming(fakeUrl: string, sy: Switchyard, userToken: string, requests: number): Promise<StreamResult> {
+  const direct = new Client(fakeUrl, { pipelining: 1, connections: 1 });
+  const relay = new Client(sy.url, { pipelining: 1, connections: 1 });
+  const auth = { authorization: `Bearer ${userToken}` };
+  try {
+    const run = async (n: number) => {
+      const d: StreamSample[] = [];
+      const r: StreamSample[] = [];
+      for (let i = 0; i < n; i++) {
+        d.push(await streamOnce(direct, '/v1/chat/completions', {}));
+        r.push(await streamOnce(relay, '/v1/chat/completions', auth));
+      }
+      return { d, r };
+    };
+    await run(Math.min(50, requests)); // warm-up: connections open, JIT warm
+    const { d, r } = await run(requests);
+    const result: StreamResult = {
+      requests,
+      direct: { firstByte: distribution(d.map((s) => s.firstByte)), total: distribution(d.map((s) => s.total)) },
+      relay: { firstByte: distribution(r.map((s) => s.firstByte)), total: distribution(r.map((s) => s.total)) },
+    };
+    console.log(
+      `stream, sequential, ${requests} each: first byte direct p50 ${fmt(result.direct.firstByte.p50)} p99 ${fmt(result.direct.firstByte.p99)}, ` +
+        `relay p50 ${fmt(result.relay.firstByte.p50)} p99 ${fmt(result.relay.firstByte.p99)} ms; ` +
+        `total direct p50 ${fmt(result.direct.total.p50)}, relay p50 ${fmt(result.relay.total.p50)} ms`,
+    );
+    return result;
+  } finally {
+    await Promise.all([direct.close(), relay.close()]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------
+
+interface Summary {
+  load: LoadResult[];
+  stream: StreamResult;
+  targets: Array<{ target: string; value: string; met: boolean }>;
+}
+
+function summarise(loadRows: LoadResult[], stream: StreamResult, connections: number): Summary {
+  const find = (target: Target['name'], c: number) => loadRows.find((r) => r.target === target && r.connections === c)!;
+  const ratio = find('relay', connections).rps / find('direct', connections).rps;
+  const added1 = find('relay', 1).latency.p50 - find('direct', 1).latency.p50;
+  const addedFirstByte = stream.relay.firstByte.p50 - stream.direct.firstByte.p50;
+  return {
+    load: loadRows,
+    stream,
+    targets: [
+      { target: `relay throughput >= 40% of direct (${connections} connections)`, value: `${(ratio * 100).toFixed(1)} %`, met: ratio >= 0.4 },
+      { target: 'added p50 latency <= 0.3 ms (1 connection)', value: `${fmt(added1)} ms`, met: added1 <= 0.3 },
+      { target: 'streaming first byte added <= 1 ms (p50)', value: `${fmt(addedFirstByte)} ms`, met: addedFirstByte <= 1 },
+    ],
+  };
+}
+
+function table(summary: Summary, connectionsList: number[]): string {
+  const find = (target: Target['name'], c: number) => summary.load.find((r) => r.target === target && r.connections === c)!;
+  const lines = ['| measure | direct | relay | relay vs direct |', '|---|---:|---:|---:|'];
+  for (const c of connectionsList) {
+    const d = find('direct', c);
+    const r = find('relay', c);
+    lines.push(`| non-streaming, ${c} conn: requests/s | ${Math.round(d.rps)} | ${Math.round(r.rps)} | ${((r.rps / d.rps) * 100).toFixed(1)} % |`);
+    lines.push(`| non-streaming, ${c} conn: p50 ms | ${fmt(d.latency.p50)} | ${fmt(r.latency.p50)} | ${signed(r.latency.p50 - d.latency.p50)} |`);
+    lines.push(`| non-streaming, ${c} conn: p99 ms | ${fmt(d.latency.p99)} | ${fmt(r.latency.p99)} | ${signed(r.latency.p99 - d.latency.p99)} |`);
+  }
+  const s = summary.stream;
+  lines.push(`| streaming, first byte p50 ms | ${fmt(s.direct.firstByte.p50)} | ${fmt(s.relay.firstByte.p50)} | ${signed(s.relay.firstByte.p50 - s.direct.firstByte.p50)} |`);
+  lines.push(`| streaming, first byte p99 ms | ${fmt(s.direct.firstByte.p99)} | ${fmt(s.relay.firstByte.p99)} | ${signed(s.relay.firstByte.p99 - s.direct.firstByte.p99)} |`);
+  lines.push(`| streaming, total p50 ms | ${fmt(s.direct.total.p50)} | ${fmt(s.relay.total.p50)} | ${signed(s.relay.total.p50 - s.direct.total.p50)} |`);
+  lines.push(`| streaming, total p99 ms | ${fmt(s.direct.total.p99)} | ${fmt(s.relay.total.p99)} | ${signed(s.relay.total.p99 - s.direct.total.p99)} |`);
+  for (const c of connectionsList) lines.push(`| Switchyard CPU ms/request, ${c} conn | - | ${fmt(find('relay', c).cpuMsPerRequest ?? NaN)} | - |`);
+  lines.push('', '| target | measured | met |', '|---|---:|---|');
+  for (const t of summary.targets) lines.push(`| ${t.target} | ${t.value} | ${t.met ? 'yes' : 'NO'} |`);
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const seconds = positive('seconds', args.seconds);
+  const connections = Math.max(1, Math.round(positive('connections', args.connections)));
+  const warmup = positive('warmup', args.warmup);
+  const streamRequests = Math.max(1, Math.round(positive('stream-requests', args['stream-requests'])));
+  const gapMs = positive('stream-gap-ms', args['stream-gap-ms']);
+  const connectionsList = connections === 1 ? [1] : [1, connections];
+
+  const machine = {
+    date: new Date().toISOString(),
+    node: process.version,
+    os: `${process.platform} ${release()}`,
+    cpu: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+    memory_gb: Math.round(totalmem() / 1024 ** 3),
+    switchyard: args.dist ? 'node dist/src/cli.js serve' : 'node --import tsx src/cli.ts serve',
+    options: { seconds, connections, warmup, streamRequests, streamGapMs: gapMs },
+  };
+  console.log(`Switchyard relay benchmark  ${JSON.stringify(machine)}`);
+
+  const fake = await startFakeProcess(gapMs);
+  let sy: Switchyard | null = null;
+  try {
+    sy = await startSwitchyard(args.dist, args.profile);
+    const tokens = new TokenService(SECRET, 3_600_000);
+    const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
+    const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
+    await createChannel(sy, fake.url, adminToken, userToken);
+
+    const direct: Target = { name: 'direct', url: `${fake.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench-key' } };
+    const relay: Target = { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } };
+
+    if (warmup > 0) {
+      console.log(`warming up ${warmup} s per path...`);
+      await load(direct, connections, warmup);
+      await load(relay, connections, warmup);
+    }
+    const rows: LoadResult[] = [];
+    for (const c of connectionsList) {
+      rows.push(await loadPhase(direct, c, seconds, sy));
+      rows.push(await loadPhase(relay, c, seconds, sy));
+    }
+    const stream = await streaming(fake.url, sy, userToken, streamRequests);
+    const summary = summarise(rows, stream, connectionsList.at(-1)!);
+
+    console.log(`\n${table(summary, connectionsList)}\n`);
+    if (args.json) {
+      const dir = join(import.meta.dirname, 'results');
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, `relay-${machine.date.replace(/[:.]/g, '-')}.json`);
+      writeFileSync(file, JSON.stringify({ machine, ...summary }, null, 2));
+      console.log(`results written to ${file}`);
+    }
+  } finally {
+    await sy?.stop();
+    fake.child.kill();
+    if (args.profile) console.log(`CPU profile written to ${resolve(args.profile)}`);
+  }
+}
+
+if (args.role === 'fake') {
+  void runFake(positive('stream-gap-ms', args['stream-gap-ms']));
+} else {
+  void main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
