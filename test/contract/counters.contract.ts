@@ -371,6 +371,419 @@ export function countersContract(name: string, open: () => Promise<CountersFixtu
       });
     });
 
+    describe('admit / settle', () => {
+      const MIN = 60_000;
+
+      it('counts the request in every window when everything passes', async () => {
+        const c = await start();
+        const request = {
+          windows: [
+            { key: 'rpm', limit: 5, windowMs: MIN },
+            { key: 'burst', limit: 3, windowMs: 10_000 },
+            { key: 'weighted', limit: 10, windowMs: MIN, cost: 4 },
+          ],
+          checkWindows: [{ key: 'tph', limit: 1_000, windowMs: 3_600_000 }],
+        };
+        const first = await c.admit(request);
+        expect(first).toMatchObject({
+          allowed: true,
+          leaseId: null,
+          quotaUsed: null,
+          windows: [
+            { count: 1, remaining: 4 },
+            { count: 1, remaining: 2 },
+            { count: 4, remaining: 6 },
+          ],
+          checkWindows: [{ count: 0, remaining: 1_000, resetMs: 0 }],
+        });
+        const [rpm, burst] = first.windows;
+        expect(rpm!.resetMs).toBeGreaterThan(MIN - 5_000);
+        expect(rpm!.resetMs).toBeLessThanOrEqual(MIN);
+        expect(burst!.resetMs).toBeGreaterThan(5_000);
+        expect(burst!.resetMs).toBeLessThanOrEqual(10_000);
+        const second = await c.admit(request);
+        expect(second).toMatchObject({ allowed: true, windows: [{ count: 2 }, { count: 2 }, { count: 8, remaining: 2 }] });
+        expect(await c.peekWindow('rpm', MIN)).toBe(2);
+        expect(await c.peekWindow('burst', 10_000)).toBe(2);
+        expect(await c.peekWindow('weighted', MIN)).toBe(8);
+        expect(await c.peekWindow('tph', 3_600_000)).toBe(0);
+        // An admission with nothing to check is allowed.
+        expect(await c.admit({ windows: [], checkWindows: [] })).toEqual({ allowed: true, leaseId: null, windows: [], checkWindows: [], quotaUsed: null });
+      });
+
+      it('refuses on a full window with its index, limit, remaining and retryAfterMs', async () => {
+        const c = await start();
+        await c.hitWindow('burst', { limit: 2, windowMs: 10_000 });
+        await c.hitWindow('burst', { limit: 2, windowMs: 10_000 });
+        const refused = await c.admit({
+          windows: [
+            { key: 'rpm', limit: 10, windowMs: MIN },
+            { key: 'burst', limit: 2, windowMs: 10_000 },
+          ],
+          checkWindows: [{ key: 'tph', limit: 100, windowMs: MIN }],
+        });
+        expect(refused).toMatchObject({
+          allowed: false,
+          reason: 'window',
+          index: 1,
+          limit: 2,
+          remaining: 0,
+          windows: [
+            { count: 0, remaining: 10, resetMs: 0 },
+            { count: 2, remaining: 0 },
+          ],
+          checkWindows: [{ count: 0, remaining: 100, resetMs: 0 }],
+          quotaUsed: null,
+        });
+        if (refused.allowed) throw new Error('unreachable');
+        expect(refused.retryAfterMs).toBeGreaterThan(5_000);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(10_000);
+        expect(refused.windows[1]!.resetMs).toBeGreaterThan(5_000);
+        expect(refused.windows[1]!.resetMs).toBeLessThanOrEqual(10_000);
+        expect(await c.peekWindow('rpm', MIN)).toBe(0);
+      });
+
+      it("refuses a window when this request's cost does not fit, with retryAfterMs for that cost", async () => {
+        const c = await start();
+        await c.hitWindow('tokens', { limit: 10, windowMs: 10_000, cost: 8 });
+        const refused = await c.admit({ windows: [{ key: 'tokens', limit: 10, windowMs: 10_000, cost: 5 }], checkWindows: [] });
+        expect(refused).toMatchObject({ allowed: false, reason: 'window', index: 0, limit: 10, remaining: 2, windows: [{ count: 8, remaining: 2 }] });
+        if (refused.allowed) throw new Error('unreachable');
+        expect(refused.retryAfterMs).toBeGreaterThan(5_000);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(10_000);
+        // A cost that fits in what is left is allowed.
+        expect(await c.admit({ windows: [{ key: 'tokens', limit: 10, windowMs: 10_000, cost: 2 }], checkWindows: [] })).toMatchObject({
+          allowed: true,
+          windows: [{ count: 10, remaining: 0 }],
+        });
+        // A cost above the whole limit never fits; retryAfterMs is still positive.
+        const never = await c.admit({ windows: [{ key: 'empty', limit: 10, windowMs: 10_000, cost: 11 }], checkWindows: [] });
+        expect(never).toMatchObject({ allowed: false, reason: 'window', index: 0, remaining: 10 });
+        if (never.allowed) throw new Error('unreachable');
+        expect(never.retryAfterMs).toBeGreaterThan(0);
+      });
+
+      it('refuses on a check window whose weight reached its limit', async () => {
+        const c = await start();
+        await c.settle({ charge: [{ key: 'tph', windowMs: MIN, cost: 100 }] });
+        const refused = await c.admit({
+          windows: [{ key: 'rpm', limit: 10, windowMs: MIN }],
+          checkWindows: [
+            { key: 'tpd', limit: 1_000, windowMs: 10 * MIN },
+            { key: 'tph', limit: 100, windowMs: MIN },
+          ],
+        });
+        expect(refused).toMatchObject({
+          allowed: false,
+          reason: 'check_window',
+          index: 1,
+          limit: 100,
+          remaining: 0,
+          windows: [{ count: 0, remaining: 10 }],
+          checkWindows: [{ count: 0, remaining: 1_000 }, { count: 100, remaining: 0 }],
+        });
+        if (refused.allowed) throw new Error('unreachable');
+        expect(refused.retryAfterMs).toBeGreaterThan(MIN - 10_000);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(MIN);
+        expect(await c.peekWindow('rpm', MIN)).toBe(0);
+      });
+
+      it('refuses on a full slot with the time until the earliest lease expires', async () => {
+        const c = await start();
+        expect(await c.acquireSlot('inflight', 2, 10_000)).not.toBeNull();
+        expect(await c.acquireSlot('inflight', 2, 20_000)).not.toBeNull();
+        const refused = await c.admit({ windows: [{ key: 'rpm', limit: 10, windowMs: MIN }], checkWindows: [], slot: { key: 'inflight', limit: 2, leaseMs: 30_000 } });
+        expect(refused).toMatchObject({ allowed: false, reason: 'slot', index: 0, limit: 2, remaining: 0, windows: [{ count: 0 }], quotaUsed: null });
+        if (refused.allowed) throw new Error('unreachable');
+        expect(refused.retryAfterMs).toBeGreaterThan(5_000);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(10_000);
+        expect(await c.peekWindow('rpm', MIN)).toBe(0);
+        // A larger limit fits.
+        expect(await c.admit({ windows: [], checkWindows: [], slot: { key: 'inflight', limit: 3, leaseMs: 30_000 } })).toMatchObject({ allowed: true });
+      });
+
+      it('refuses a reservation over the quota with remaining quota and retryAfterMs 0', async () => {
+        const c = await start();
+        expect(await c.reserve('quota', 95, 1_000)).toEqual({ allowed: true, used: 95 });
+        const refused = await c.admit({ windows: [], checkWindows: [], reservation: { key: 'quota', amount: 10, limit: 100 } });
+        expect(refused).toEqual({
+          allowed: false,
+          reason: 'reservation',
+          index: 0,
+          retryAfterMs: 0,
+          limit: 100,
+          remaining: 5,
+          windows: [],
+          checkWindows: [],
+          quotaUsed: 95,
+        });
+        expect(await c.admit({ windows: [], checkWindows: [], reservation: { key: 'quota', amount: 5, limit: 100 } })).toMatchObject({
+          allowed: true,
+          quotaUsed: 100,
+        });
+        expect(await c.get('quota')).toBe(100);
+      });
+
+      it('reports the first failing check in the order windows, checkWindows, slot, reservation', async () => {
+        const c = await start();
+        await c.hitWindow('w', { limit: 1, windowMs: MIN });
+        await c.settle({ charge: [{ key: 'cw', windowMs: MIN, cost: 5 }] });
+        expect(await c.acquireSlot('s', 1, MIN)).not.toBeNull();
+        await c.set('q', 10);
+        const all = {
+          windows: [
+            { key: 'w-ok', limit: 5, windowMs: MIN },
+            { key: 'w', limit: 1, windowMs: MIN },
+          ],
+          checkWindows: [{ key: 'cw', limit: 5, windowMs: MIN }],
+          slot: { key: 's', limit: 1, leaseMs: MIN },
+          reservation: { key: 'q', amount: 1, limit: 10 },
+        };
+        expect(await c.admit(all)).toMatchObject({ allowed: false, reason: 'window', index: 1, quotaUsed: 10 });
+        expect(await c.admit({ ...all, windows: [] })).toMatchObject({ allowed: false, reason: 'check_window', index: 0 });
+        expect(await c.admit({ ...all, windows: [], checkWindows: [] })).toMatchObject({ allowed: false, reason: 'slot', index: 0 });
+        const { slot: _slot, ...noSlot } = all;
+        expect(await c.admit({ ...noSlot, windows: [], checkWindows: [] })).toMatchObject({ allowed: false, reason: 'reservation', index: 0 });
+        expect(await c.peekWindow('w-ok', MIN)).toBe(0);
+        expect(await c.get('q')).toBe(10);
+      });
+
+      it('changes nothing when refused: no window weight, no slot, no reservation', async () => {
+        const c = await start();
+        const request = {
+          windows: [
+            { key: 'rpm', limit: 5, windowMs: MIN },
+            { key: 'burst', limit: 5, windowMs: 10_000, cost: 2 },
+          ],
+          checkWindows: [{ key: 'tph', limit: 100, windowMs: MIN }],
+          slot: { key: 'inflight', limit: 1, leaseMs: MIN },
+          reservation: { key: 'quota', amount: 10, limit: 15 },
+        };
+        // Refused by the last check: every other limit passed and still nothing may be taken.
+        await c.set('quota', 6);
+        for (let i = 0; i < 3; i++) {
+          expect(await c.admit(request)).toMatchObject({
+            allowed: false,
+            reason: 'reservation',
+            remaining: 9,
+            quotaUsed: 6,
+            windows: [{ count: 0 }, { count: 0 }],
+          });
+        }
+        expect(await c.peekWindow('rpm', MIN)).toBe(0);
+        expect(await c.peekWindow('burst', 10_000)).toBe(0);
+        expect(await c.peekWindow('tph', MIN)).toBe(0);
+        expect(await c.get('quota')).toBe(6);
+        // The slot (limit 1) is still free and the reservation fits once quota is back.
+        await c.set('quota', 0);
+        const admitted = await c.admit(request);
+        expect(admitted).toMatchObject({ allowed: true, quotaUsed: 10, windows: [{ count: 1 }, { count: 2 }] });
+        if (!admitted.allowed) throw new Error('unreachable');
+        expect(admitted.leaseId).toEqual(expect.any(String));
+        // Refused by the slot now: still nothing counted, reserved or taken.
+        await c.set('quota', 0);
+        expect(await c.admit(request)).toMatchObject({ allowed: false, reason: 'slot', quotaUsed: 0, windows: [{ count: 1 }, { count: 2 }] });
+        expect(await c.peekWindow('rpm', MIN)).toBe(1);
+        expect(await c.peekWindow('burst', 10_000)).toBe(2);
+        expect(await c.get('quota')).toBe(0);
+      });
+
+      it('refuses on check windows once real usage charged by settle reaches the limit', async () => {
+        const c = await start();
+        const request = { windows: [{ key: 'rpm', limit: 100, windowMs: MIN }], checkWindows: [{ key: 'tph', limit: 100, windowMs: MIN }] };
+        expect(await c.admit(request)).toMatchObject({ allowed: true, checkWindows: [{ count: 0, remaining: 100, resetMs: 0 }] });
+        expect(await c.settle({ charge: [{ key: 'tph', windowMs: MIN, cost: 60 }] })).toEqual({ quotaUsed: null });
+        const second = await c.admit(request);
+        expect(second).toMatchObject({ allowed: true, checkWindows: [{ count: 60, remaining: 40 }] });
+        expect(second.checkWindows[0]!.resetMs).toBeGreaterThan(MIN - 10_000);
+        // Real usage goes in even beyond the limit.
+        await c.settle({ charge: [{ key: 'tph', windowMs: MIN, cost: 50 }] });
+        expect(await c.peekWindow('tph', MIN)).toBe(110);
+        expect(await c.admit(request)).toMatchObject({ allowed: false, reason: 'check_window', index: 0, limit: 100, remaining: 0, checkWindows: [{ count: 110 }] });
+        expect(await c.peekWindow('rpm', MIN)).toBe(2);
+        // Exactly at the limit is refused too (the weight must be below it).
+        await c.settle({ charge: [{ key: 'exact', windowMs: MIN, cost: 100 }, { key: 'zero', windowMs: MIN, cost: 0 }] });
+        expect(await c.admit({ windows: [], checkWindows: [{ key: 'exact', limit: 100, windowMs: MIN }] })).toMatchObject({ allowed: false, reason: 'check_window' });
+        expect(await c.admit({ windows: [], checkWindows: [{ key: 'exact', limit: 101, windowMs: MIN }] })).toMatchObject({ allowed: true });
+        expect(await c.peekWindow('zero', MIN)).toBe(0);
+      });
+
+      it('takes a slot and releases it on settle', async () => {
+        const c = await start();
+        const request = { windows: [], checkWindows: [], slot: { key: 'inflight', limit: 1, leaseMs: MIN } };
+        const admitted = await c.admit(request);
+        if (!admitted.allowed) throw new Error('expected admission');
+        expect(admitted.leaseId).toEqual(expect.any(String));
+        expect(await c.admit(request)).toMatchObject({ allowed: false, reason: 'slot' });
+        expect(await c.acquireSlot('inflight', 1, MIN)).toBeNull();
+        // An unknown lease frees nothing.
+        expect(await c.settle({ slot: { key: 'inflight', leaseId: 'not-a-lease' } })).toEqual({ quotaUsed: null });
+        expect(await c.admit(request)).toMatchObject({ allowed: false, reason: 'slot' });
+        await c.settle({ slot: { key: 'inflight', leaseId: admitted.leaseId! } });
+        const next = await c.admit(request);
+        expect(next).toMatchObject({ allowed: true });
+        if (!next.allowed) throw new Error('unreachable');
+        expect(next.leaseId).not.toBe(admitted.leaseId);
+        // The lease is an ordinary slot lease: releaseSlot frees it too.
+        await c.releaseSlot('inflight', next.leaseId!);
+        expect(await c.acquireSlot('inflight', 1, MIN)).not.toBeNull();
+      });
+
+      it('frees the slot of an expired lease by itself', async () => {
+        const c = await start();
+        const request = { windows: [], checkWindows: [], slot: { key: 'inflight', limit: 1, leaseMs: 500 } };
+        expect(await c.admit(request)).toMatchObject({ allowed: true });
+        const refused = await c.admit(request);
+        expect(refused).toMatchObject({ allowed: false, reason: 'slot' });
+        if (refused.allowed) throw new Error('unreachable');
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(500);
+        await sleep(700);
+        expect(await c.admit(request)).toMatchObject({ allowed: true });
+      });
+
+      it('never over-reserves under 50 concurrent admissions', async () => {
+        const c = await start();
+        const results = await Promise.all(
+          Array.from({ length: 50 }, () => c.admit({ windows: [], checkWindows: [], reservation: { key: 'quota', amount: 10, limit: 200 } })),
+        );
+        const granted = results.filter((r) => r.allowed);
+        expect(granted).toHaveLength(20);
+        expect(granted.map((r) => r.quotaUsed).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 20 }, (_, i) => (i + 1) * 10));
+        for (const r of results.filter((r) => !r.allowed)) expect(r).toMatchObject({ reason: 'reservation', quotaUsed: 200, remaining: 0 });
+        expect(await c.get('quota')).toBe(200);
+      });
+
+      it('settles a reservation to the actual amount, up or down, never below 0', async () => {
+        const c = await start();
+        const admit = (amount: number) => c.admit({ windows: [], checkWindows: [], reservation: { key: 'quota', amount, limit: 1_000 } });
+        expect(await admit(10)).toMatchObject({ allowed: true, quotaUsed: 10 });
+        expect(await c.settle({ reservation: { key: 'quota', reserved: 10, actual: 4 } })).toEqual({ quotaUsed: 4 });
+        expect(await admit(10)).toMatchObject({ allowed: true, quotaUsed: 14 });
+        expect(await c.settle({ reservation: { key: 'quota', reserved: 10, actual: 25 } })).toEqual({ quotaUsed: 29 });
+        expect(await c.get('quota')).toBe(29);
+        expect(await c.settle({ reservation: { key: 'quota', reserved: 10, actual: 10 } })).toEqual({ quotaUsed: 29 });
+        expect(await c.settle({ reservation: { key: 'quota', reserved: 50, actual: 0 } })).toEqual({ quotaUsed: 0 });
+        expect(await c.get('quota')).toBe(0);
+        expect(await c.settle({ reservation: { key: 'absent', reserved: 5, actual: 0 } })).toEqual({ quotaUsed: 0 });
+        expect(await c.get('absent')).toBe(0);
+        // One settlement does all three at once.
+        const admitted = await c.admit({
+          windows: [],
+          checkWindows: [{ key: 'tph', limit: 1_000, windowMs: MIN }],
+          slot: { key: 'inflight', limit: 1, leaseMs: MIN },
+          reservation: { key: 'quota', amount: 100, limit: 1_000 },
+        });
+        if (!admitted.allowed) throw new Error('expected admission');
+        expect(
+          await c.settle({
+            charge: [{ key: 'tph', windowMs: MIN, cost: 37 }],
+            reservation: { key: 'quota', reserved: 100, actual: 37 },
+            slot: { key: 'inflight', leaseId: admitted.leaseId! },
+          }),
+        ).toEqual({ quotaUsed: 37 });
+        expect(await c.peekWindow('tph', MIN)).toBe(37);
+        expect(await c.get('quota')).toBe(37);
+        expect(await c.acquireSlot('inflight', 1, MIN)).not.toBeNull();
+      });
+
+      it('keeps the TTL of a quota counter when settling it', async () => {
+        const c = await start();
+        await c.adjust('quota', 50, 1_000);
+        expect(await c.settle({ reservation: { key: 'quota', reserved: 50, actual: 20 } })).toEqual({ quotaUsed: 20 });
+        await sleep(1_200);
+        expect(await c.get('quota')).toBe(0);
+      });
+
+      it('admits exactly the window limit under concurrency, counting all windows together', async () => {
+        const c = await start();
+        const n = 10;
+        const results = await Promise.all(
+          Array.from({ length: 3 * n }, () =>
+            c.admit({
+              windows: [
+                { key: 'wide', limit: 1_000, windowMs: MIN },
+                { key: 'rpm', limit: n, windowMs: MIN },
+              ],
+              checkWindows: [{ key: 'tph', limit: 100, windowMs: MIN }],
+            }),
+          ),
+        );
+        const granted = results.filter((r) => r.allowed);
+        expect(granted).toHaveLength(n);
+        expect(granted.map((r) => r.windows[1]!.count).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+        for (const r of results.filter((r) => !r.allowed)) expect(r).toMatchObject({ reason: 'window', index: 1, remaining: 0 });
+        expect(await c.peekWindow('rpm', MIN)).toBe(n);
+        expect(await c.peekWindow('wide', MIN)).toBe(n);
+      });
+
+      it('interoperates with hitWindow, peekWindow, reserve, get and the slot operations on the same keys', async () => {
+        const c = await start();
+        await c.hitWindow('rpm', { limit: 3, windowMs: MIN, cost: 2 });
+        await c.reserve('quota', 30, 100);
+        const request = {
+          windows: [{ key: 'rpm', limit: 3, windowMs: MIN }],
+          checkWindows: [],
+          reservation: { key: 'quota', amount: 20, limit: 100 },
+        };
+        expect(await c.admit(request)).toMatchObject({ allowed: true, windows: [{ count: 3, remaining: 0 }], quotaUsed: 50 });
+        expect(await c.hitWindow('rpm', { limit: 3, windowMs: MIN })).toMatchObject({ allowed: false, count: 3 });
+        expect(await c.hitWindow('rpm', { limit: 4, windowMs: MIN })).toMatchObject({ allowed: true, count: 4 });
+        expect(await c.peekWindow('rpm', MIN)).toBe(4);
+        expect(await c.get('quota')).toBe(50);
+        expect(await c.reserve('quota', 50, 100)).toEqual({ allowed: true, used: 100 });
+        expect(await c.admit({ ...request, windows: [] })).toMatchObject({ allowed: false, reason: 'reservation', quotaUsed: 100 });
+        await c.adjust('quota', -20);
+        expect(await c.admit({ ...request, windows: [] })).toMatchObject({ allowed: true, quotaUsed: 100 });
+        // Charged usage is window weight that hitWindow counts against its limit.
+        await c.settle({ charge: [{ key: 'tph', windowMs: MIN, cost: 9 }] });
+        expect(await c.hitWindow('tph', { limit: 10, windowMs: MIN, cost: 2 })).toMatchObject({ allowed: false, count: 9 });
+        expect(await c.hitWindow('tph', { limit: 10, windowMs: MIN })).toMatchObject({ allowed: true, count: 10 });
+        // Slots: acquireSlot leases count against admit and the other way round.
+        expect(await c.acquireSlot('inflight', 2, MIN)).not.toBeNull();
+        expect(await c.admit({ windows: [], checkWindows: [], slot: { key: 'inflight', limit: 2, leaseMs: MIN } })).toMatchObject({ allowed: true });
+        expect(await c.acquireSlot('inflight', 2, MIN)).toBeNull();
+      });
+
+      it('keeps the window weight exact as entries slide out', async () => {
+        const c = await start();
+        const request = { windows: [{ key: 'rate', limit: 2, windowMs: 600 }], checkWindows: [] };
+        expect(await c.admit(request)).toMatchObject({ allowed: true, windows: [{ count: 1 }] });
+        expect(await c.admit(request)).toMatchObject({ allowed: true, windows: [{ count: 2 }] });
+        const refused = await c.admit(request);
+        expect(refused).toMatchObject({ allowed: false, reason: 'window' });
+        if (refused.allowed) throw new Error('unreachable');
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(600);
+        await sleep(800);
+        expect(await c.admit(request)).toMatchObject({ allowed: true, windows: [{ count: 1, remaining: 1 }] });
+      });
+
+      it('rejects invalid admissions and settlements', async () => {
+        const c = await start();
+        await expect(c.admit({ windows: [{ key: 'a', limit: 1, windowMs: MIN }], checkWindows: [{ key: 'a', limit: 1, windowMs: MIN }] })).rejects.toThrow(RangeError);
+        await expect(c.admit({ windows: [{ key: 'a', limit: 1, windowMs: 0 }], checkWindows: [] })).rejects.toThrow(RangeError);
+        await expect(c.admit({ windows: [{ key: 'a', limit: 1, windowMs: MIN, cost: -1 }], checkWindows: [] })).rejects.toThrow(RangeError);
+        await expect(c.admit({ windows: [], checkWindows: [], reservation: { key: 'q', amount: Number.NaN, limit: 1 } })).rejects.toThrow(RangeError);
+        await expect(c.settle({ charge: [{ key: 'a', windowMs: MIN, cost: -1 }] })).rejects.toThrow(RangeError);
+        expect(await c.peekWindow('a', MIN)).toBe(0);
+      });
+    });
+
+    describe('hitWindow retryAfterMs', () => {
+      it("is the time until this hit's cost fits, > 0 even when fewer units are left than it needs", async () => {
+        const c = await start();
+        await c.hitWindow('tokens', { limit: 10, windowMs: 10_000, cost: 8 });
+        const refused = await c.hitWindow('tokens', { limit: 10, windowMs: 10_000, cost: 5 });
+        expect(refused).toMatchObject({ allowed: false, count: 8, remaining: 2 });
+        expect(refused.retryAfterMs).toBeGreaterThan(5_000);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(10_000);
+        const never = await c.hitWindow('empty', { limit: 10, windowMs: 10_000, cost: 11 });
+        expect(never.allowed).toBe(false);
+        expect(never.retryAfterMs).toBeGreaterThan(0);
+      });
+    });
+
     it('answers ping and names its kind', async () => {
       const c = await start();
       await expect(c.ping()).resolves.toBeUndefined();

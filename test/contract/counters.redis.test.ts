@@ -65,6 +65,66 @@ describe.skipIf(!enabled)('RedisCounters specifics', () => {
     }
   });
 
+  it('admits and settles in one round trip each, on the keys of the single operations', async () => {
+    const prefix = `${filePrefix}admit:`;
+    const client = new Redis(url);
+    const c = new RedisCounters({ client, keyPrefix: prefix });
+    try {
+      const request = {
+        windows: [{ key: 'w', limit: 5, windowMs: 300 }],
+        checkWindows: [{ key: 'cw', limit: 5, windowMs: 300 }],
+        slot: { key: 's', limit: 2, leaseMs: 300 },
+        reservation: { key: 'q', amount: 3, limit: 10 },
+      };
+      await c.admit(request); // loads the script (EVALSHA may fall back to EVAL once)
+      await c.settle({ charge: [{ key: 'cw', windowMs: 300, cost: 1 }] });
+      const sent: string[] = [];
+      const send = client.sendCommand.bind(client);
+      client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+        sent.push(command.name);
+        return (send as (...args: unknown[]) => unknown)(command, ...rest);
+      }) as typeof client.sendCommand;
+      const admitted = await c.admit(request);
+      expect(sent).toEqual(['evalsha']);
+      if (!admitted.allowed) throw new Error('expected admission');
+      await c.settle({ charge: [{ key: 'cw', windowMs: 300, cost: 2 }], reservation: { key: 'q', reserved: 3, actual: 1 }, slot: { key: 's', leaseId: admitted.leaseId! } });
+      expect(sent).toEqual(['evalsha', 'evalsha']);
+      client.sendCommand = send;
+
+      const [, keys] = await raw.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      expect(keys.sort()).toEqual([`${prefix}c:q`, `${prefix}s:s`, `${prefix}t:cw`, `${prefix}t:w`, `${prefix}w:cw`, `${prefix}w:w`]);
+      expect(await raw.get(`${prefix}c:q`)).toBe('4');
+      expect(await raw.pttl(`${prefix}c:q`)).toBe(-1);
+      for (const key of [`${prefix}w:w`, `${prefix}t:w`, `${prefix}w:cw`, `${prefix}t:cw`, `${prefix}s:s`]) {
+        const ttl = await raw.pttl(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(301);
+      }
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await raw.exists(`${prefix}w:w`, `${prefix}t:w`, `${prefix}w:cw`, `${prefix}t:cw`, `${prefix}s:s`)).toBe(0);
+    } finally {
+      await c.clear('');
+      await c.close();
+      await client.quit();
+    }
+  });
+
+  it('rebuilds a lost window total from the log in admit too', async () => {
+    const prefix = `${filePrefix}admit-rebuild:`;
+    const c = new RedisCounters({ url, keyPrefix: prefix });
+    try {
+      await c.hitWindow('w', { limit: 10, windowMs: 10_000, cost: 3 });
+      await c.settle({ charge: [{ key: 'w', windowMs: 10_000, cost: 4 }] });
+      await raw.del(`${prefix}t:w`);
+      expect(await c.admit({ windows: [{ key: 'w', limit: 10, windowMs: 10_000, cost: 4 }], checkWindows: [] })).toMatchObject({ allowed: false, windows: [{ count: 7 }] });
+      expect(await c.admit({ windows: [{ key: 'w', limit: 10, windowMs: 10_000, cost: 3 }], checkWindows: [] })).toMatchObject({ allowed: true, windows: [{ count: 10 }] });
+      expect(await c.peekWindow('w', 10_000)).toBe(10);
+    } finally {
+      await c.clear('');
+      await c.close();
+    }
+  });
+
   it('rebuilds a lost window total from the log', async () => {
     const prefix = `${filePrefix}rebuild:`;
     const c = new RedisCounters({ url, keyPrefix: prefix });

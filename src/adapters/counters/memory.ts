@@ -12,6 +12,9 @@
  * - `adjust`/`reserve` keep an existing TTL unless `adjust` is given a new one; `set` without
  *   `ttlMs` leaves the counter without expiry (like Redis SET).
  * - Slots are leases scored by expiry; a lease is gone once `now >= expiresAt`.
+ * - `admit` reads every limit, decides, and only then writes (all in one synchronous run), so a
+ *   refused admission changes nothing; `settle` likewise applies all its parts in one run. They use
+ *   the same window logs, slot sets and counters as the single operations.
  *
  * Memory: every touched key prunes itself lazily, and a sweep over all keys (at most once per
  * `sweepIntervalMs`, triggered from inside operations, no timers) drops windows, slot sets and
@@ -19,8 +22,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Counters, Reservation, WindowHit } from '../../ports/counters.js';
-import { assertFinite, assertNonNegative, assertPositive } from './arguments.js';
+import type {
+  AdmissionRefusal,
+  AdmissionRefused,
+  AdmissionRequest,
+  AdmissionResult,
+  AdmissionWindow,
+  Counters,
+  Reservation,
+  Settlement,
+  SettlementResult,
+  WindowHit,
+} from '../../ports/counters.js';
+import { assertAdmission, assertFinite, assertNonNegative, assertPositive, assertSettlement } from './arguments.js';
 
 export interface MemoryCountersOptions {
   /** Clock in milliseconds. Defaults to a monotonic wall clock (immune to NTP steps). */
@@ -77,27 +91,13 @@ export class MemoryCounters implements Counters {
     assertNonNegative('cost', cost);
     const now = this.tick();
 
-    let state = this.windows.get(key);
-    if (state) this.pruneWindow(state, now - windowMs);
+    const state = this.liveWindow(key, windowMs, now);
     const sum = state?.sum ?? 0;
-
     if (sum + cost <= limit) {
-      if (!state) {
-        state = { entries: [], head: 0, sum: 0, expiresAt: 0 };
-        this.windows.set(key, state);
-      }
-      // Keep the log time-ordered even if an injected clock steps backwards.
-      const last = state.entries[state.entries.length - 1];
-      const t = last && last.t > now ? last.t : now;
-      state.entries.push({ t, w: cost });
-      state.sum += cost;
-      state.expiresAt = Math.max(state.expiresAt, t + windowMs);
-      const count = state.sum;
+      const count = this.addToWindow(key, state, cost, windowMs, now).sum;
       return { allowed: true, count, remaining: Math.max(0, limit - count), retryAfterMs: 0 };
     }
-
-    if (state && state.head >= state.entries.length) this.windows.delete(key);
-    return { allowed: false, count: sum, remaining: Math.max(0, limit - sum), retryAfterMs: this.retryAfter(state, sum, limit, windowMs, now) };
+    return { allowed: false, count: sum, remaining: Math.max(0, limit - sum), retryAfterMs: this.windowRetry(state, sum + cost - limit, false, windowMs, now) };
   }
 
   async peekWindow(key: string, windowMs: number): Promise<number> {
@@ -172,10 +172,95 @@ export class MemoryCounters implements Counters {
 
   async releaseSlot(key: string, leaseId: string): Promise<void> {
     this.tick();
-    const leases = this.slots.get(key);
-    if (!leases) return;
-    leases.delete(leaseId);
-    if (leases.size === 0) this.slots.delete(key);
+    this.release(key, leaseId);
+  }
+
+  async admit(request: AdmissionRequest): Promise<AdmissionResult> {
+    assertAdmission(request);
+    const now = this.tick();
+    // Everything below runs synchronously: read every limit, decide, then write (or not).
+    const windows = request.windows.map((w) => ({ ...w, cost: w.cost ?? 1, state: this.liveWindow(w.key, w.windowMs, now) }));
+    const checks = request.checkWindows.map((w) => ({ ...w, state: this.liveWindow(w.key, w.windowMs, now) }));
+    const { slot, reservation } = request;
+    const leases = slot ? this.liveSlots(slot.key, now) : undefined;
+    const counter = reservation ? this.liveCounter(reservation.key, now) : undefined;
+    const used = reservation ? (counter?.value ?? 0) : null;
+
+    const refuse = (reason: AdmissionRefusal, index: number, retryAfterMs: number, limit: number, inUse: number): AdmissionRefused => ({
+      allowed: false,
+      reason,
+      index,
+      retryAfterMs,
+      limit,
+      remaining: Math.max(0, limit - inUse),
+      windows: windows.map((w) => this.describeWindow(w.state, w.limit, w.windowMs, now)),
+      checkWindows: checks.map((w) => this.describeWindow(w.state, w.limit, w.windowMs, now)),
+      quotaUsed: used,
+    });
+    for (const [i, w] of windows.entries()) {
+      const sum = w.state?.sum ?? 0;
+      if (sum + w.cost > w.limit) return refuse('window', i, this.windowRetry(w.state, sum + w.cost - w.limit, false, w.windowMs, now), w.limit, sum);
+    }
+    for (const [i, w] of checks.entries()) {
+      const sum = w.state?.sum ?? 0;
+      if (sum >= w.limit) return refuse('check_window', i, this.windowRetry(w.state, sum - w.limit, true, w.windowMs, now), w.limit, sum);
+    }
+    if (slot && (leases?.size ?? 0) >= slot.limit) {
+      let earliest = Infinity;
+      for (const expiresAt of leases?.values() ?? []) earliest = Math.min(earliest, expiresAt);
+      const retry = earliest === Infinity ? slot.leaseMs : earliest - now; // no lease at all: limit < 1
+      return refuse('slot', 0, Math.max(1, Math.ceil(retry)), slot.limit, leases?.size ?? 0);
+    }
+    if (reservation && used !== null && used + reservation.amount > reservation.limit) {
+      return refuse('reservation', 0, 0, reservation.limit, used);
+    }
+
+    // Everything passed: count, take, reserve.
+    const counted = windows.map((w) => this.describeWindow(this.addToWindow(w.key, w.state, w.cost, w.windowMs, now), w.limit, w.windowMs, now));
+    let leaseId: string | null = null;
+    if (slot) {
+      let held = leases;
+      if (!held) {
+        held = new Map();
+        this.slots.set(slot.key, held);
+      }
+      leaseId = randomUUID();
+      held.set(leaseId, now + slot.leaseMs);
+    }
+    let quotaUsed: number | null = null;
+    if (reservation) {
+      if (counter) counter.value += reservation.amount;
+      else this.counters.set(reservation.key, { value: reservation.amount, expiresAt: null });
+      quotaUsed = (used ?? 0) + reservation.amount;
+    }
+    return {
+      allowed: true,
+      leaseId,
+      windows: counted,
+      checkWindows: checks.map((w) => this.describeWindow(w.state, w.limit, w.windowMs, now)),
+      quotaUsed,
+    };
+  }
+
+  async settle(settlement: Settlement): Promise<SettlementResult> {
+    assertSettlement(settlement);
+    const now = this.tick();
+    for (const c of settlement.charge ?? []) {
+      if (c.cost > 0) this.addToWindow(c.key, this.liveWindow(c.key, c.windowMs, now), c.cost, c.windowMs, now);
+    }
+    let quotaUsed: number | null = null;
+    const { reservation, slot } = settlement;
+    if (reservation) {
+      const counter = this.liveCounter(reservation.key, now);
+      const current = counter?.value ?? 0;
+      quotaUsed = Math.max(0, current + (reservation.actual - reservation.reserved));
+      if (quotaUsed !== current) {
+        if (counter) counter.value = quotaUsed; // keeps its expiry
+        else this.counters.set(reservation.key, { value: quotaUsed, expiresAt: null });
+      }
+    }
+    if (slot) this.release(slot.key, slot.leaseId);
+    return { quotaUsed };
   }
 
   async clear(keyPrefix: string): Promise<void> {
@@ -231,6 +316,31 @@ export class MemoryCounters implements Counters {
     return state;
   }
 
+  /** The window of `key` pruned to the last `windowMs`, or undefined (and dropped) when empty. */
+  private liveWindow(key: string, windowMs: number, now: number): WindowState | undefined {
+    const state = this.windows.get(key);
+    if (!state) return undefined;
+    this.pruneWindow(state, now - windowMs);
+    if (state.entries.length > 0) return state;
+    this.windows.delete(key);
+    return undefined;
+  }
+
+  /** Appends an entry of weight `cost` at `now` to the window of `key` (creating it); returns the window. */
+  private addToWindow(key: string, state: WindowState | undefined, cost: number, windowMs: number, now: number): WindowState {
+    if (!state) {
+      state = { entries: [], head: 0, sum: 0, expiresAt: 0 };
+      this.windows.set(key, state);
+    }
+    // Keep the log time-ordered even if an injected clock steps backwards.
+    const last = state.entries[state.entries.length - 1];
+    const t = last && last.t > now ? last.t : now;
+    state.entries.push({ t, w: cost });
+    state.sum += cost;
+    state.expiresAt = Math.max(state.expiresAt, t + windowMs);
+    return state;
+  }
+
   /** Drops entries at or before `cutoff` (they have left the window). */
   private pruneWindow(state: WindowState, cutoff: number): void {
     const { entries } = state;
@@ -249,22 +359,43 @@ export class MemoryCounters implements Counters {
     }
   }
 
+  private describeWindow(state: WindowState | undefined, limit: number, windowMs: number, now: number): AdmissionWindow {
+    const count = state?.sum ?? 0;
+    const oldest = state?.entries[state.head];
+    return { count, remaining: Math.max(0, limit - count), resetMs: oldest ? Math.max(0, Math.ceil(oldest.t + windowMs - now)) : 0 };
+  }
+
   /**
-   * Per the port: time until enough weight leaves for one more unit to fit, i.e. until the
-   * window holds at most `limit - 1`. Entries leave in time order, each at `t + windowMs`.
+   * Time until the weight that has left the (pruned) window reaches `need` (exceeds it when
+   * `strict`). Entries leave in time order, each at `t + windowMs`. When even an empty window would
+   * not do (a cost above the limit), the time until it is empty, or a full window. Always >= 1.
    */
-  private retryAfter(state: WindowState | undefined, sum: number, limit: number, windowMs: number, now: number): number {
-    const mustLeave = sum + 1 - limit;
-    if (mustLeave <= 0) return 0;
-    if (!state) return windowMs; // limit < 1: nothing ever fits; answer with a full window.
-    let left = 0;
-    for (let i = state.head; i < state.entries.length; i++) {
-      const e = state.entries[i]!;
-      left += e.w;
-      if (left >= mustLeave) return Math.max(1, Math.ceil(e.t + windowMs - now));
+  private windowRetry(state: WindowState | undefined, need: number, strict: boolean, windowMs: number, now: number): number {
+    let at = windowMs;
+    if (state) {
+      let left = 0;
+      for (let i = state.head; i < state.entries.length; i++) {
+        const e = state.entries[i]!;
+        left += e.w;
+        at = e.t + windowMs - now;
+        if (strict ? left > need : left >= need) break;
+      }
     }
-    // Even an empty window does not fit one unit (limit < 1).
-    return Math.max(1, Math.ceil(state.expiresAt - now));
+    return Math.max(1, Math.ceil(at));
+  }
+
+  /** The live leases of `key`, or undefined (and dropped) when none is left. */
+  private liveSlots(key: string, now: number): SlotState | undefined {
+    const leases = this.slots.get(key);
+    if (leases) this.pruneSlots(key, leases, now);
+    return this.slots.get(key);
+  }
+
+  private release(key: string, leaseId: string): void {
+    const leases = this.slots.get(key);
+    if (!leases) return;
+    leases.delete(leaseId);
+    if (leases.size === 0) this.slots.delete(key);
   }
 
   private pruneSlots(key: string, leases: SlotState, now: number): void {

@@ -24,13 +24,31 @@
  * keys expire `windowMs` after the newest hit, so an idle window costs nothing. A key is meant to
  * be hit with one `windowMs`; `peekWindow` may ask with any `windowMs` and never prunes.
  *
+ * Admission (`admit`) and settlement (`settle`) are one script each over the same keys as the
+ * single operations, every key passed in KEYS. `admit` reads and prunes every window, the slot set
+ * and the quota counter, decides, and writes (window entries, lease, INCRBYFLOAT) only when every
+ * check passed: Lua scripts have no rollback, so no counting write precedes the last check, and a
+ * refused admission changes nothing but pruning. A script call is one round trip.
+ *
  * Deployment: single node, replicated or Sentinel. Window scripts touch two keys derived from one
- * user key, which Redis Cluster would need hash-tagged into one slot (not supported here).
+ * user key, and `admit`/`settle` touch all the keys of one request, which Redis Cluster would need
+ * hash-tagged into one slot (e.g. user keys sharing a "{api-key-id}" tag, with no braces in
+ * `keyPrefix`); not supported or tested here.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Counters, Reservation, WindowHit } from '../../ports/counters.js';
-import { assertFinite, assertNonNegative, assertPositive } from './arguments.js';
+import type {
+  AdmissionRefusal,
+  AdmissionRequest,
+  AdmissionResult,
+  AdmissionWindow,
+  Counters,
+  Reservation,
+  Settlement,
+  SettlementResult,
+  WindowHit,
+} from '../../ports/counters.js';
+import { assertAdmission, assertFinite, assertNonNegative, assertPositive, assertSettlement } from './arguments.js';
 
 export interface RedisCountersOptions {
   /** redis://[:password@]host:port/db. Explicit fields below override the URL's. */
@@ -113,8 +131,8 @@ if changed then
   end
 end
 
--- Per the port: time until enough weight leaves for one more unit to fit (window <= limit - 1).
-local mustLeave = sum + 1 - limit
+-- Per the port: time until enough weight leaves for THIS hit's cost to fit (window <= limit - cost).
+local mustLeave = sum + cost - limit
 local retry = 0
 if mustLeave > 0 then
   retry = window
@@ -180,13 +198,265 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(last[2]) - now) + 1)
 return ARGV[3]
 `;
 
+/**
+ * Lua helpers for the composite scripts (admit, settle): the same window/slot/counter algorithms
+ * as the single-operation scripts above, on the same keys, written as functions.
+ */
+const COMPOSITE_PRELUDE = `${PRELUDE}
+local function num(x)
+  local s = string.format('%.15g', x)
+  if tonumber(s) ~= x then s = string.format('%.17g', x) end
+  return s
+end
+
+-- Prunes the entries that left the window; returns the live total, the log size and whether
+-- pruning changed anything (to persist with keep() when nothing is added).
+local function load(log, total, window)
+  local cutoff = fmt(now - window)
+  local stored = redis.call('GET', total)
+  local sum = 0
+  local changed = false
+  if stored then
+    sum = tonumber(stored)
+    local old = redis.call('ZRANGEBYSCORE', log, '-inf', cutoff)
+    for i = 1, #old do sum = sum - weight(old[i]) end
+    if #old > 0 then
+      redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+      changed = true
+    end
+  else
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+    local live = redis.call('ZRANGE', log, 0, -1)
+    for i = 1, #live do sum = sum + weight(live[i]) end
+    changed = true
+  end
+  local size = redis.call('ZCARD', log)
+  if size == 0 then sum = 0 end
+  return sum, size, changed
+end
+
+-- Adds one entry (weight cost, given as its string) at now; returns the new total.
+local function add(log, total, window, sum, cost, costArg, id)
+  redis.call('ZADD', log, fmt(now), costArg .. ':' .. id)
+  sum = sum + cost
+  local ttl = math.ceil(window) + 1
+  redis.call('SET', total, string.format('%.17g', sum), 'PX', ttl)
+  redis.call('PEXPIRE', log, ttl)
+  return sum
+end
+
+-- Persists what load() pruned when nothing was added.
+local function keep(log, total, window, sum, size, changed)
+  if not changed then return end
+  if size == 0 then
+    redis.call('DEL', total)
+    return
+  end
+  local ttl = redis.call('PTTL', log)
+  if ttl <= 0 then
+    ttl = math.ceil(window) + 1
+    redis.call('PEXPIRE', log, ttl)
+  end
+  redis.call('SET', total, string.format('%.17g', sum), 'PX', ttl)
+end
+
+-- Time until the weight that has left the window reaches need (exceeds it when strict), entries
+-- leaving oldest first; if no amount of leaving does, until the window is empty (or a full window).
+local function retry_after(log, window, need, strict)
+  local retry = window
+  local left = 0
+  local start = 0
+  while true do
+    local chunk = redis.call('ZRANGE', log, start, start + 63, 'WITHSCORES')
+    if #chunk == 0 then break end
+    for i = 1, #chunk, 2 do
+      left = left + weight(chunk[i])
+      retry = tonumber(chunk[i + 1]) + window - now
+      if left > need or (not strict and left >= need) then return math.max(1, math.ceil(retry)) end
+    end
+    start = start + 64
+  end
+  return math.max(1, math.ceil(retry))
+end
+
+-- Milliseconds until the oldest entry leaves the window (0 when empty).
+local function reset_ms(log, window)
+  local first = redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')
+  if #first == 0 then return 0 end
+  return math.max(0, math.ceil(tonumber(first[2]) + window - now))
+end
+`;
+
+/**
+ * KEYS: per window (log, total), per check window (log, total), then the slot set if any, then the
+ * reservation counter if any.
+ * ARGV: #windows, #checkWindows, hasSlot 0|1, hasReservation 0|1; per window: limit, windowMs,
+ * cost, entry id; per check window: limit, windowMs; slot: limit, leaseMs, lease id; reservation:
+ * amount, limit.
+ * Reads and prunes everything first, decides, and writes only when everything passes (Lua has no
+ * rollback, so no write of a counted entry may precede the last check).
+ * Returns {allowed 0|1, reason, index, retryAfterMs, remaining, quotaUsed|'', leaseId|'',
+ * {count, resetMs per window}, {count, resetMs per check window}}.
+ */
+const ADMIT = `${COMPOSITE_PRELUDE}
+local nw = tonumber(ARGV[1])
+local nc = tonumber(ARGV[2])
+local k = 1
+local a = 5
+
+local wins = {}
+for i = 1, nw do
+  local w = { log = KEYS[k], total = KEYS[k + 1], limit = tonumber(ARGV[a]), window = tonumber(ARGV[a + 1]),
+    cost = tonumber(ARGV[a + 2]), costArg = ARGV[a + 2], id = ARGV[a + 3] }
+  w.sum, w.size, w.changed = load(w.log, w.total, w.window)
+  wins[i] = w
+  k = k + 2
+  a = a + 4
+end
+local checks = {}
+for i = 1, nc do
+  local w = { log = KEYS[k], total = KEYS[k + 1], limit = tonumber(ARGV[a]), window = tonumber(ARGV[a + 1]) }
+  w.sum, w.size, w.changed = load(w.log, w.total, w.window)
+  checks[i] = w
+  k = k + 2
+  a = a + 2
+end
+local slot = nil
+if ARGV[3] == '1' then
+  slot = { key = KEYS[k], limit = tonumber(ARGV[a]), lease = tonumber(ARGV[a + 1]), id = ARGV[a + 2] }
+  redis.call('ZREMRANGEBYSCORE', slot.key, '-inf', fmt(now))
+  slot.held = redis.call('ZCARD', slot.key)
+  k = k + 1
+  a = a + 3
+end
+local res = nil
+local quota = ''
+if ARGV[4] == '1' then
+  local stored = redis.call('GET', KEYS[k])
+  res = { key = KEYS[k], amount = tonumber(ARGV[a]), amountArg = ARGV[a], limit = tonumber(ARGV[a + 1]), used = tonumber(stored or '0') }
+  quota = stored or '0'
+end
+
+local reason = nil
+local index = 0
+local retry = 0
+local remaining = 0
+for i = 1, nw do
+  local w = wins[i]
+  if w.sum + w.cost > w.limit then
+    reason, index = 'window', i - 1
+    retry = retry_after(w.log, w.window, w.sum + w.cost - w.limit, false)
+    remaining = w.limit - w.sum
+    break
+  end
+end
+if not reason then
+  for i = 1, nc do
+    local w = checks[i]
+    if w.sum >= w.limit then
+      reason, index = 'check_window', i - 1
+      retry = retry_after(w.log, w.window, w.sum - w.limit, true)
+      remaining = w.limit - w.sum
+      break
+    end
+  end
+end
+if not reason and slot and slot.held >= slot.limit then
+  reason = 'slot'
+  local first = redis.call('ZRANGE', slot.key, 0, 0, 'WITHSCORES')
+  if #first == 0 then retry = slot.lease else retry = tonumber(first[2]) - now end
+  retry = math.max(1, math.ceil(retry))
+  remaining = slot.limit - slot.held
+end
+if not reason and res and res.used + res.amount > res.limit then
+  reason = 'reservation'
+  remaining = res.limit - res.used
+end
+
+local lease = ''
+if reason then
+  for i = 1, nw do keep(wins[i].log, wins[i].total, wins[i].window, wins[i].sum, wins[i].size, wins[i].changed) end
+else
+  for i = 1, nw do
+    local w = wins[i]
+    w.sum = add(w.log, w.total, w.window, w.sum, w.cost, w.costArg, w.id)
+  end
+  if slot then
+    redis.call('ZADD', slot.key, fmt(now + slot.lease), slot.id)
+    local last = redis.call('ZRANGE', slot.key, -1, -1, 'WITHSCORES')
+    redis.call('PEXPIRE', slot.key, math.ceil(tonumber(last[2]) - now) + 1)
+    lease = slot.id
+  end
+  if res then quota = redis.call('INCRBYFLOAT', res.key, res.amountArg) end
+end
+for i = 1, nc do keep(checks[i].log, checks[i].total, checks[i].window, checks[i].sum, checks[i].size, checks[i].changed) end
+
+local wout = {}
+for i = 1, nw do
+  wout[2 * i - 1] = num(wins[i].sum)
+  wout[2 * i] = reset_ms(wins[i].log, wins[i].window)
+end
+local cout = {}
+for i = 1, nc do
+  cout[2 * i - 1] = num(checks[i].sum)
+  cout[2 * i] = reset_ms(checks[i].log, checks[i].window)
+end
+if reason then
+  return {0, reason, index, tostring(retry), num(math.max(0, remaining)), quota, '', wout, cout}
+end
+return {1, '', 0, '0', '0', quota, lease, wout, cout}
+`;
+
+/**
+ * KEYS: per charge (log, total), then the reservation counter if any, then the slot set if any.
+ * ARGV: #charges, hasReservation 0|1, hasSlot 0|1; per charge: windowMs, cost, entry id;
+ * reservation: delta (actual - reserved); slot: lease id.
+ * Returns the counter value after the reservation is settled, or ''.
+ */
+const SETTLE = `${COMPOSITE_PRELUDE}
+local n = tonumber(ARGV[1])
+local k = 1
+local a = 4
+for i = 1, n do
+  local window = tonumber(ARGV[a])
+  local cost = tonumber(ARGV[a + 1])
+  if cost > 0 then
+    local sum = load(KEYS[k], KEYS[k + 1], window)
+    add(KEYS[k], KEYS[k + 1], window, sum, cost, ARGV[a + 1], ARGV[a + 2])
+  end
+  k = k + 2
+  a = a + 3
+end
+local quota = ''
+if ARGV[2] == '1' then
+  local stored = redis.call('GET', KEYS[k])
+  local current = tonumber(stored or '0')
+  local value = math.max(0, current + tonumber(ARGV[a]))
+  if value ~= current then redis.call('SET', KEYS[k], num(value), 'KEEPTTL') end
+  quota = num(value)
+  k = k + 1
+  a = a + 1
+end
+if ARGV[3] == '1' then redis.call('ZREM', KEYS[k], ARGV[a]) end
+return quota
+`;
+
+interface ScriptDefinition {
+  name: string;
+  lua: string;
+  /** Absent for scripts with a variable number of keys: the call then passes the count first. */
+  numberOfKeys?: number;
+}
+
 const SCRIPTS = {
   hitWindow: { name: 'switchyardCountersHitWindowV1', lua: HIT_WINDOW, numberOfKeys: 2 },
   peekWindow: { name: 'switchyardCountersPeekWindowV1', lua: PEEK_WINDOW, numberOfKeys: 2 },
   reserve: { name: 'switchyardCountersReserveV1', lua: RESERVE, numberOfKeys: 1 },
   adjust: { name: 'switchyardCountersAdjustV1', lua: ADJUST, numberOfKeys: 1 },
   acquireSlot: { name: 'switchyardCountersAcquireSlotV1', lua: ACQUIRE_SLOT, numberOfKeys: 1 },
-} as const;
+  admit: { name: 'switchyardCountersAdmitV1', lua: ADMIT },
+  settle: { name: 'switchyardCountersSettleV1', lua: SETTLE },
+} satisfies Record<string, ScriptDefinition>;
 
 type ScriptName = keyof typeof SCRIPTS;
 type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
@@ -230,8 +500,8 @@ export class RedisCounters implements Counters {
       this.redis = options.url ? new Redis(options.url, overrides) : new Redis(overrides);
       this.ownsClient = true;
     }
-    for (const { name, lua, numberOfKeys } of Object.values(SCRIPTS)) {
-      this.redis.defineCommand(name, { lua, numberOfKeys });
+    for (const { name, lua, numberOfKeys } of Object.values(SCRIPTS) as ScriptDefinition[]) {
+      this.redis.defineCommand(name, numberOfKeys === undefined ? { lua } : { lua, numberOfKeys });
     }
   }
 
@@ -292,6 +562,84 @@ export class RedisCounters implements Counters {
 
   async releaseSlot(key: string, leaseId: string): Promise<void> {
     await this.redis.zrem(this.k('s', key), leaseId);
+  }
+
+  async admit(request: AdmissionRequest): Promise<AdmissionResult> {
+    assertAdmission(request);
+    const { windows, checkWindows, slot, reservation } = request;
+    const keys: string[] = [];
+    const argv: string[] = [String(windows.length), String(checkWindows.length), slot ? '1' : '0', reservation ? '1' : '0'];
+    for (const w of windows) {
+      keys.push(this.k('w', w.key), this.k('t', w.key));
+      argv.push(String(w.limit), String(w.windowMs), String(w.cost ?? 1), this.nextId());
+    }
+    for (const w of checkWindows) {
+      keys.push(this.k('w', w.key), this.k('t', w.key));
+      argv.push(String(w.limit), String(w.windowMs));
+    }
+    if (slot) {
+      keys.push(this.k('s', slot.key));
+      argv.push(String(slot.limit), String(slot.leaseMs), randomUUID());
+    }
+    if (reservation) {
+      keys.push(this.k('c', reservation.key));
+      argv.push(String(reservation.amount), String(reservation.limit));
+    }
+    const reply = (await this.run('admit', String(keys.length), ...keys, ...argv)) as [
+      number,
+      string,
+      number,
+      string,
+      string,
+      string,
+      string,
+      Array<string | number>,
+      Array<string | number>,
+    ];
+    const [allowed, reason, index, retryAfterMs, remaining, quota, leaseId, windowStates, checkStates] = reply;
+    const states = (flat: Array<string | number>, limits: Array<{ limit: number }>): AdmissionWindow[] =>
+      limits.map((w, i) => {
+        const count = toNumber(flat[2 * i]);
+        return { count, remaining: Math.max(0, w.limit - count), resetMs: toNumber(flat[2 * i + 1]) };
+      });
+    const common = {
+      windows: states(windowStates, windows),
+      checkWindows: states(checkStates, checkWindows),
+      quotaUsed: reservation ? toNumber(quota) : null,
+    };
+    if (allowed === 1) return { allowed: true, leaseId: slot ? leaseId : null, ...common };
+    const refusal = reason as AdmissionRefusal;
+    const limit =
+      refusal === 'window'
+        ? windows[index]?.limit
+        : refusal === 'check_window'
+          ? checkWindows[index]?.limit
+          : refusal === 'slot'
+            ? slot?.limit
+            : reservation?.limit;
+    if (limit === undefined) throw new Error(`counters: unexpected admission refusal ${reason}[${index}]`);
+    return { allowed: false, reason: refusal, index, retryAfterMs: toNumber(retryAfterMs), limit, remaining: toNumber(remaining), ...common };
+  }
+
+  async settle(settlement: Settlement): Promise<SettlementResult> {
+    assertSettlement(settlement);
+    const { charge = [], reservation, slot } = settlement;
+    const keys: string[] = [];
+    const argv: string[] = [String(charge.length), reservation ? '1' : '0', slot ? '1' : '0'];
+    for (const c of charge) {
+      keys.push(this.k('w', c.key), this.k('t', c.key));
+      argv.push(String(c.windowMs), String(c.cost), this.nextId());
+    }
+    if (reservation) {
+      keys.push(this.k('c', reservation.key));
+      argv.push(String(reservation.actual - reservation.reserved));
+    }
+    if (slot) {
+      keys.push(this.k('s', slot.key));
+      argv.push(slot.leaseId);
+    }
+    const reply = await this.run('settle', String(keys.length), ...keys, ...argv);
+    return { quotaUsed: reservation ? toNumber(reply) : null };
   }
 
   /** SCAN (never KEYS) in batches, unlinking each batch; not atomic, meant for tests and rebuilds. */

@@ -1,0 +1,169 @@
+/**
+ * Everything an API key is checked for on a relay request, in the order the answers are
+ * documented: unknown/revoked (401 unauthorized), expired (401 key_expired), model (403
+ * model_not_allowed, after the key's aliases resolve), source address and country (403
+ * ip_not_allowed), then, in ONE counters round trip, rate limits (429 rate_limit_exceeded),
+ * concurrency (429 rate_limit_exceeded) and quota (429 insufficient_quota). The returned ticket
+ * settles real usage after the request (tokens per hour, quota, the concurrency slot).
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/counters.js';
+import type { ActiveKey, KeyDirectory } from '../../projections/keys.js';
+import type { ChatCompletionRequest } from '../schema.js';
+import { clientIp } from './client-ip.js';
+import type { GeoLocator } from './geo.js';
+import { ipAllowed, parseIpRule, type IpRule } from './ip-rules.js';
+import { costOfTokens, creditsToMicro } from './quota-cost.js';
+
+export const KEY_PREFIX = 'sk-';
+
+export function hashKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export interface KeyTicket {
+  key: ActiveKey;
+  /** The model to route (the key's alias resolved). */
+  model: string;
+  /** Rate-limit headers for the response. */
+  headers: Record<string, string>;
+  /** Records real usage: tokens per hour, quota (reserved -> actual), frees the concurrency slot. */
+  settle(totalTokens: number): Promise<number>;
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+/** Rough prompt size for the quota reservation (settled exactly afterwards): ~4 characters per token. */
+function estimateTokens(body: ChatCompletionRequest): number {
+  let chars = 0;
+  for (const m of body.messages) chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
+  const completion = body.max_completion_tokens ?? body.max_tokens ?? 1024;
+  return Math.ceil(chars / 4) + completion;
+}
+
+export class KeyGate {
+  private readonly proxies: IpRule[];
+
+  constructor(
+    private readonly counters: Counters,
+    private readonly geo: GeoLocator,
+    trustedProxies: readonly string[],
+    private readonly slotLeaseMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.proxies = trustedProxies.map((p) => parseIpRule(p)).filter((r): r is IpRule => r !== null);
+  }
+
+  /** 401 for an unknown, revoked or expired key. No I/O: the directory is in memory. */
+  authenticate(secret: string, directory: KeyDirectory, now = Date.now()): ActiveKey {
+    const key = directory.byHash.get(hashKey(secret));
+    if (!key) throw new UnauthorizedError();
+    if (key.expiresAt <= now) throw new UnauthorizedError('API key expired', 'key_expired');
+    return key;
+  }
+
+  /** The model after the key's aliases, if the key may use it (403 model_not_allowed otherwise). */
+  resolveModel(key: ActiveKey, requested: string): string {
+    const model = key.policy.model_aliases[requested] ?? requested;
+    if (key.blockedModels.has(model) || (key.allowedModels.size > 0 && !key.allowedModels.has(model))) {
+      throw new ForbiddenError(`this API key may not use model ${model}`, 'model_not_allowed');
+    }
+    return model;
+  }
+
+  /** 403 ip_not_allowed for an address or country the key excludes. */
+  checkSource(key: ActiveKey, request: FastifyRequest): void {
+    const { ip, viaTrustedProxy } = clientIp(request, this.proxies);
+    if (!ipAllowed(ip, key.allowedIps, key.blockedIps)) throw new ForbiddenError(`requests from ${ip} are not allowed for this API key`, 'ip_not_allowed');
+    if (key.allowedCountries.size === 0 && key.blockedCountries.size === 0) return;
+    const country = this.geo.country(request, ip, viaTrustedProxy);
+    // Country rules fail closed: an unknown country passes no allow list and no block list.
+    if (!country || key.blockedCountries.has(country) || (key.allowedCountries.size > 0 && !key.allowedCountries.has(country))) {
+      throw new ForbiddenError(`requests from ${country ?? 'an unknown country'} are not allowed for this API key`, 'ip_not_allowed');
+    }
+  }
+
+  /** Rate limits, concurrency and quota in one atomic counters call. */
+  async admit(key: ActiveKey, model: string, body: ChatCompletionRequest): Promise<KeyTicket> {
+    const limits = key.policy.rate_limits;
+    const id = key.id;
+    const windows: AdmissionRequest['windows'] = [];
+    let requestWindow: { limit: number; index: number } | null = null;
+    if (limits.requests_per_minute) {
+      const base = limits.requests_per_minute;
+      const burst = limits.burst_allowance;
+      if (burst && burst.multiplier > 1) {
+        // The rate may reach multiplier x base for `duration` seconds: the minute window admits
+        // that extra volume once, and a window of `duration` caps the burst rate itself.
+        const burstMs = burst.duration * 1000;
+        const extra = Math.floor((burst.multiplier - 1) * base * Math.min(burstMs, MINUTE) / MINUTE);
+        windows.push({ key: `rl:${id}:rpm`, limit: base + extra, windowMs: MINUTE });
+        windows.push({ key: `rl:${id}:burst`, limit: Math.max(1, Math.ceil((burst.multiplier * base * burstMs) / MINUTE)), windowMs: burstMs });
+        requestWindow = { limit: base + extra, index: 0 };
+      } else {
+        windows.push({ key: `rl:${id}:rpm`, limit: base, windowMs: MINUTE });
+        requestWindow = { limit: base, index: 0 };
+      }
+    }
+    if (limits.requests_per_hour) {
+      windows.push({ key: `rl:${id}:rph`, limit: limits.requests_per_hour, windowMs: HOUR });
+      requestWindow ??= { limit: limits.requests_per_hour, index: windows.length - 1 };
+    }
+    const checkWindows: AdmissionRequest['checkWindows'] = limits.tokens_per_hour ? [{ key: `rl:${id}:tph`, limit: limits.tokens_per_hour, windowMs: HOUR }] : [];
+    const slot = limits.concurrent_requests ? { key: `rl:${id}:conc`, limit: limits.concurrent_requests, leaseMs: this.slotLeaseMs } : undefined;
+    const reserved = key.policy.quota_limit === null ? 0 : costOfTokens(estimateTokens(body));
+    const reservation = key.policy.quota_limit === null ? undefined : { key: `quota:${id}`, amount: reserved, limit: creditsToMicro(key.policy.quota_limit) };
+
+    const nothingToCount = windows.length === 0 && checkWindows.length === 0 && !slot && !reservation;
+    const result: AdmissionResult = nothingToCount
+      ? { allowed: true, leaseId: null, windows: [], checkWindows: [], quotaUsed: null }
+      : await this.counters.admit({ windows, checkWindows, slot, reservation });
+
+    const headers: Record<string, string> = {};
+    if (requestWindow) {
+      headers['x-ratelimit-limit-requests'] = String(requestWindow.limit);
+      headers['x-ratelimit-remaining-requests'] = String(result.windows[requestWindow.index]?.remaining ?? 0);
+    }
+    if (limits.tokens_per_hour) {
+      headers['x-ratelimit-limit-tokens'] = String(limits.tokens_per_hour);
+      headers['x-ratelimit-remaining-tokens'] = String(result.checkWindows[0]?.remaining ?? 0);
+    }
+
+    if (!result.allowed) {
+      const retryAfter = String(Math.max(1, Math.ceil(result.retryAfterMs / 1000)));
+      if (result.reason === 'reservation') {
+        throw new AppError(429, 'insufficient_quota', 'insufficient_quota', 'this API key has used up its quota', headers);
+      }
+      const what = result.reason === 'slot' ? `at most ${result.limit} concurrent requests` : result.reason === 'check_window' ? `${result.limit} tokens per hour` : `${result.limit} requests in the window`;
+      throw new AppError(429, 'rate_limit_error', 'rate_limit_exceeded', `rate limit exceeded for this API key (${what}); retry after ${retryAfter}s`, { ...headers, 'retry-after': retryAfter });
+    }
+
+    const leaseId = result.leaseId;
+    let settled = false;
+    return {
+      key,
+      model,
+      headers,
+      settle: async (totalTokens: number) => {
+        if (settled) return 0;
+        settled = true;
+        const actual = costOfTokens(totalTokens);
+        try {
+          await this.counters.settle({
+            charge: checkWindows.length > 0 && totalTokens > 0 ? [{ key: checkWindows[0]!.key, windowMs: HOUR, cost: totalTokens }] : undefined,
+            reservation: reservation ? { key: reservation.key, reserved, actual } : undefined,
+            slot: slot && leaseId ? { key: slot.key, leaseId } : undefined,
+          });
+        } catch (error) {
+          // The slot lease expires by itself; the quota is re-derived from usage events at start.
+          this.logger.warn({ err: error, key: id }, 'could not settle API key usage');
+        }
+        return reservation ? actual : 0;
+      },
+    };
+  }
+}
