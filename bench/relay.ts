@@ -3,27 +3,31 @@
  * upstream on the same machine.
  *
  *   npx tsx bench/relay.ts [--seconds N] [--connections C] [--warmup N] [--stream-requests N]
- *                          [--stream-gap-ms N] [--dist] [--profile DIR] [--json]
+ *                          [--stream-gap-ms N] [--dist] [--dir PATH] [--profile DIR] [--json]
  *
- * Three processes, so that no two of them share an event loop:
+ * Separate processes, so that no two of them share an event loop:
  *   this one     the load generators: autocannon (non-streaming) and a sequential undici client
  *                (streaming first byte)
  *   fake         a bare node:http server (this file again, forked with --role fake) answering
  *                POST /v1/chat/completions with a fixed chat.completion JSON, or, when the body
  *                says "stream": true, a fixed short SSE stream (first event at once, the rest
  *                --stream-gap-ms later, so a relay that buffered would show it in first-byte time)
+ *   floor        a bare two-hop proxy (this file again, --role floor): node:http in, one undici
+ *                Pool out, JSON parsed and re-serialised both ways, streams piped; no framework,
+ *                auth, validation, routing or usage events. What any Node relay pays for the
+ *                extra hop on this machine: the practical ceiling for Switchyard's figures.
  *   switchyard   `switchyard serve`, embedded (SQLite event log, memory counters, temp DATA_DIR),
  *                one openai channel pointing at the fake. Run from source through tsx's loader
  *                (`node --import tsx src/cli.ts serve`), or with --dist from the build
  *                (`npm run build` first; `node dist/src/cli.js serve`).
  *
- * Phases (non-streaming ones for --seconds each, after a --warmup of both paths):
- *   direct upstream, non-streaming, 1 and C connections     autocannon straight at the fake
- *   relay, non-streaming, 1 and C connections               autocannon at /v1/chat/completions
- *   streaming, sequential                                   --stream-requests pairs, direct and
- *                                                           relay alternating: first body byte
- *                                                           and end of body, each from the moment
- *                                                           the request is sent
+ * Phases (non-streaming ones for --seconds each, after a --warmup of every path):
+ *   non-streaming, 1 and C connections   autocannon at the fake (direct), at the floor proxy and
+ *                                        at Switchyard's /v1/chat/completions (relay), in turn
+ *   streaming, sequential                --stream-requests rounds of one request to each path
+ *                                        (interleaved, so drift of the machine hits all alike):
+ *                                        first body byte and end of body, each from the moment
+ *                                        the request is sent
  *
  * CPU ms per request: Switchyard runs in a child process, preloaded (node --import of a data:
  * URL, no change to the server) with a tiny IPC handler that answers process.cpuUsage(). The
@@ -42,11 +46,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Client } from 'undici';
+import { Client, Pool } from 'undici';
 import { TokenService } from '../src/auth/tokens.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -56,12 +60,14 @@ import { TokenService } from '../src/auth/tokens.js';
 const { values: args } = parseArgs({
   options: {
     role: { type: 'string', default: 'main' },
+    upstream: { type: 'string' },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '3' },
     'stream-requests': { type: 'string', default: '300' },
     'stream-gap-ms': { type: 'string', default: '2' },
     dist: { type: 'boolean', default: false },
+    dir: { type: 'string' },
     profile: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -76,6 +82,8 @@ if (args.help) {
   --stream-requests N   sequential streaming requests per path (default 300)
   --stream-gap-ms N     the fake's pause between its first SSE event and the rest (default 2)
   --dist                run Switchyard from dist/ (npm run build first) instead of src/ via tsx
+  --dir PATH            where Switchyard's DATA_DIR (SQLite files) goes (default: OS temp dir); the
+                        event log fsyncs every commit, so put it on the disk you want to measure
   --profile DIR         run Switchyard with --cpu-prof, writing the .cpuprofile into DIR
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
@@ -151,6 +159,38 @@ async function runFake(gapMs: number) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The floor: a bare two-hop proxy (runs in its own process: `--role floor`)
+// ---------------------------------------------------------------------------------------------
+
+async function runFloor(upstream: string) {
+  const pool = new Pool(upstream, { connections: 256 });
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { stream?: boolean };
+      const headers = { 'content-type': 'application/json', authorization: 'Bearer bench-key', ...(body.stream ? { accept: 'text/event-stream' } : {}) };
+      pool.request({ method: 'POST', path: '/v1/chat/completions', headers, body: JSON.stringify(body) }).then(
+        async (upstreamResponse) => {
+          if (body.stream) {
+            res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+            for await (const chunk of upstreamResponse.body) res.write(chunk as Buffer);
+            res.end();
+            return;
+          }
+          const completion = JSON.parse(await upstreamResponse.body.text()) as unknown;
+          res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(completion));
+        },
+        () => res.writeHead(502).end(),
+      );
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  process.on('disconnect', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
@@ -212,29 +252,39 @@ async function freePort(): Promise<number> {
 // Processes
 // ---------------------------------------------------------------------------------------------
 
-async function startFakeProcess(gapMs: number): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(import.meta.filename, ['--role', 'fake', '--stream-gap-ms', String(gapMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** This file again in a child process, as the fake upstream or the floor proxy. */
+async function startHelper(role: 'fake' | 'floor', options: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(import.meta.filename, ['--role', role, ...options], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [message] = (await once(child, 'message')) as [{ port: number }];
   return { child, url: `http://127.0.0.1:${message.port}` };
 }
 
 /**
- * Preloaded into the Switchyard process: answers 'cpu' with process.cpuUsage() over IPC. The
- * channel is unref'd so it never keeps the server alive on its own.
+ * Preloaded into the Switchyard process: answers 'cpu' over IPC with process.cpuUsage() and the
+ * event loop's utilisation so far (busy time, including time blocked in synchronous calls such as
+ * SQLite's fsync, which CPU time does not count). The channel is unref'd so it never keeps the
+ * server alive on its own.
  */
-const CPU_PROBE = `process.on('message', (m) => { if (m === 'cpu') process.send({ cpu: process.cpuUsage() }); }); process.channel?.unref();`;
+const CPU_PROBE = `process.on('message', (m) => { if (m === 'cpu') process.send({ cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() }); }); process.channel?.unref();`;
+
+interface ProcessSample {
+  /** CPU time so far, ms. */
+  user: number;
+  system: number;
+  /** Event loop utilisation so far (performance.eventLoopUtilization()). */
+  elu: EventLoopUtilization;
+}
 
 interface Switchyard {
   child: ChildProcess;
   url: string;
   dataDir: string;
-  /** User+system CPU time of the process so far, ms. */
-  cpuMs(): Promise<number>;
+  sample(): Promise<ProcessSample>;
   stop(): Promise<void>;
 }
 
-async function startSwitchyard(dist: boolean, profileDir: string | undefined): Promise<Switchyard> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sy-bench-relay-'));
+async function startSwitchyard(dist: boolean, dir: string | undefined, profileDir: string | undefined): Promise<Switchyard> {
+  const dataDir = mkdtempSync(join(dir ?? tmpdir(), 'sy-bench-relay-'));
   const port = await freePort();
   const metricsPort = await freePort();
   const nodeArgs = [`--import=data:text/javascript,${encodeURIComponent(CPU_PROBE)}`];
@@ -282,10 +332,10 @@ async function startSwitchyard(dist: boolean, profileDir: string | undefined): P
     child,
     url,
     dataDir,
-    async cpuMs() {
+    async sample() {
       child.send('cpu');
-      const [message] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage }];
-      return (message.cpu.user + message.cpu.system) / 1000;
+      const [message] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage; elu: EventLoopUtilization }];
+      return { user: message.cpu.user / 1000, system: message.cpu.system / 1000, elu: message.elu };
     },
     async stop() {
       if (child.exitCode === null) {
@@ -335,7 +385,7 @@ const REQUEST_BODY = JSON.stringify({
 const STREAM_BODY = JSON.stringify({ ...(JSON.parse(REQUEST_BODY) as object), stream: true });
 
 interface Target {
-  name: 'direct' | 'relay';
+  name: 'direct' | 'floor' | 'relay';
   url: string;
   headers: Record<string, string>;
 }
@@ -347,8 +397,12 @@ interface LoadResult {
   requests: number;
   rps: number;
   latency: Distribution;
-  /** Switchyard CPU ms per request (relay phases only). */
+  /** Switchyard CPU ms per request, user + system (relay phases only). */
   cpuMsPerRequest: number | null;
+  /** The system (kernel) part of it. */
+  cpuSystemMsPerRequest: number | null;
+  /** Share of the phase Switchyard's event loop was busy (CPU or blocked in a synchronous call). */
+  eventLoopUtilisation: number | null;
 }
 
 async function load(target: Target, connections: number, seconds: number): Promise<{ requests: number; seconds: number; latency: Distribution }> {
@@ -372,13 +426,27 @@ async function load(target: Target, connections: number, seconds: number): Promi
 }
 
 async function loadPhase(target: Target, connections: number, seconds: number, sy: Switchyard): Promise<LoadResult> {
-  const cpuBefore = target.name === 'relay' ? await sy.cpuMs() : 0;
+  // CPU of the Switchyard process only: the fake and the floor are references, not the subject.
+  const relay = target.name === 'relay';
+  const before = relay ? await sy.sample() : null;
   const run = await load(target, connections, seconds);
-  const cpuMsPerRequest = target.name === 'relay' ? ((await sy.cpuMs()) - cpuBefore) / run.requests : null;
-  const row: LoadResult = { target: target.name, connections, seconds: run.seconds, requests: run.requests, rps: run.requests / run.seconds, latency: run.latency, cpuMsPerRequest };
+  const after = relay ? await sy.sample() : null;
+  const row: LoadResult = {
+    target: target.name,
+    connections,
+    seconds: run.seconds,
+    requests: run.requests,
+    rps: run.requests / run.seconds,
+    latency: run.latency,
+    cpuMsPerRequest: before && after ? (after.user + after.system - before.user - before.system) / run.requests : null,
+    cpuSystemMsPerRequest: before && after ? (after.system - before.system) / run.requests : null,
+    eventLoopUtilisation: before && after ? performance.eventLoopUtilization(after.elu, before.elu).utilization : null,
+  };
   console.log(
     `${row.target.padEnd(6)} non-streaming, ${String(connections).padStart(3)} conn: ${Math.round(row.rps)} req/s  p50 ${fmt(row.latency.p50)} p99 ${fmt(row.latency.p99)} ms` +
-      (cpuMsPerRequest === null ? '' : `  switchyard CPU ${fmt(cpuMsPerRequest)} ms/req`),
+      (row.cpuMsPerRequest === null
+        ? ''
+        : `  switchyard CPU ${fmt(row.cpuMsPerRequest)} ms/req (system ${fmt(row.cpuSystemMsPerRequest!)}), event loop busy ${(row.eventLoopUtilisation! * 100).toFixed(0)} %`),
   );
   return row;
 }
@@ -403,42 +471,36 @@ async function streamOnce(client: Client, path: string, headers: Record<string, 
   return { firstByte, total };
 }
 
+type Path = Target['name'];
+const PATHS: readonly Path[] = ['direct', 'floor', 'relay'];
+
 interface StreamResult {
   requests: number;
-  direct: { firstByte: Distribution; total: Distribution };
-  relay: { firstByte: Distribution; total: Distribution };
+  paths: Record<Path, { firstByte: Distribution; total: Distribution }>;
 }
 
-/** Direct and relay alternate, so drift of the machine hits both alike. */
-async function streaming(fakeUrl: string, sy: Switchyard, userToken: string, requests: number): Promise<StreamResult> {
-  const direct = new Client(fakeUrl, { pipelining: 1, connections: 1 });
-  const relay = new Client(sy.url, { pipelining: 1, connections: 1 });
-  const auth = { authorization: `Bearer ${userToken}` };
+/** One request to each path in turn, so drift of the machine hits all of them alike. */
+async function streaming(targets: Record<Path, Target>, requests: number): Promise<StreamResult> {
+  const clients = PATHS.map((path) => ({ path, client: new Client(new URL(targets[path].url).origin, { pipelining: 1 }), headers: targets[path].headers }));
   try {
     const run = async (n: number) => {
-      const d: StreamSample[] = [];
-      const r: StreamSample[] = [];
+      const samples: Record<Path, StreamSample[]> = { direct: [], floor: [], relay: [] };
       for (let i = 0; i < n; i++) {
-        d.push(await streamOnce(direct, '/v1/chat/completions', {}));
-        r.push(await streamOnce(relay, '/v1/chat/completions', auth));
+        for (const { path, client, headers } of clients) samples[path].push(await streamOnce(client, '/v1/chat/completions', headers));
       }
-      return { d, r };
+      return samples;
     };
     await run(Math.min(50, requests)); // warm-up: connections open, JIT warm
-    const { d, r } = await run(requests);
-    const result: StreamResult = {
-      requests,
-      direct: { firstByte: distribution(d.map((s) => s.firstByte)), total: distribution(d.map((s) => s.total)) },
-      relay: { firstByte: distribution(r.map((s) => s.firstByte)), total: distribution(r.map((s) => s.total)) },
-    };
-    console.log(
-      `stream, sequential, ${requests} each: first byte direct p50 ${fmt(result.direct.firstByte.p50)} p99 ${fmt(result.direct.firstByte.p99)}, ` +
-        `relay p50 ${fmt(result.relay.firstByte.p50)} p99 ${fmt(result.relay.firstByte.p99)} ms; ` +
-        `total direct p50 ${fmt(result.direct.total.p50)}, relay p50 ${fmt(result.relay.total.p50)} ms`,
-    );
+    const samples = await run(requests);
+    const result = { requests, paths: {} } as StreamResult;
+    for (const path of PATHS) result.paths[path] = { firstByte: distribution(samples[path].map((s) => s.firstByte)), total: distribution(samples[path].map((s) => s.total)) };
+    for (const path of PATHS) {
+      const r = result.paths[path];
+      console.log(`${path.padEnd(6)} streaming, sequential, ${requests}: first byte p50 ${fmt(r.firstByte.p50)} p99 ${fmt(r.firstByte.p99)} ms, total p50 ${fmt(r.total.p50)} p99 ${fmt(r.total.p99)} ms`);
+    }
     return result;
   } finally {
-    await Promise.all([direct.close(), relay.close()]);
+    await Promise.all(clients.map((c) => c.client.close()));
   }
 }
 
@@ -453,10 +515,10 @@ interface Summary {
 }
 
 function summarise(loadRows: LoadResult[], stream: StreamResult, connections: number): Summary {
-  const find = (target: Target['name'], c: number) => loadRows.find((r) => r.target === target && r.connections === c)!;
+  const find = (target: Path, c: number) => loadRows.find((r) => r.target === target && r.connections === c)!;
   const ratio = find('relay', connections).rps / find('direct', connections).rps;
   const added1 = find('relay', 1).latency.p50 - find('direct', 1).latency.p50;
-  const addedFirstByte = stream.relay.firstByte.p50 - stream.direct.firstByte.p50;
+  const addedFirstByte = stream.paths.relay.firstByte.p50 - stream.paths.direct.firstByte.p50;
   return {
     load: loadRows,
     stream,
@@ -469,21 +531,28 @@ function summarise(loadRows: LoadResult[], stream: StreamResult, connections: nu
 }
 
 function table(summary: Summary, connectionsList: number[]): string {
-  const find = (target: Target['name'], c: number) => summary.load.find((r) => r.target === target && r.connections === c)!;
-  const lines = ['| measure | direct | relay | relay vs direct |', '|---|---:|---:|---:|'];
+  const find = (target: Path, c: number) => summary.load.find((r) => r.target === target && r.connections === c)!;
+  const lines = ['| measure | direct | floor (bare proxy) | relay | relay vs direct | floor vs direct |', '|---|---:|---:|---:|---:|---:|'];
+  const percent = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
   for (const c of connectionsList) {
-    const d = find('direct', c);
-    const r = find('relay', c);
-    lines.push(`| non-streaming, ${c} conn: requests/s | ${Math.round(d.rps)} | ${Math.round(r.rps)} | ${((r.rps / d.rps) * 100).toFixed(1)} % |`);
-    lines.push(`| non-streaming, ${c} conn: p50 ms | ${fmt(d.latency.p50)} | ${fmt(r.latency.p50)} | ${signed(r.latency.p50 - d.latency.p50)} |`);
-    lines.push(`| non-streaming, ${c} conn: p99 ms | ${fmt(d.latency.p99)} | ${fmt(r.latency.p99)} | ${signed(r.latency.p99 - d.latency.p99)} |`);
+    const [d, f, r] = [find('direct', c), find('floor', c), find('relay', c)];
+    lines.push(`| non-streaming, ${c} conn: requests/s | ${Math.round(d.rps)} | ${Math.round(f.rps)} | ${Math.round(r.rps)} | ${percent(r.rps, d.rps)} | ${percent(f.rps, d.rps)} |`);
+    for (const q of ['p50', 'p99'] as const) {
+      lines.push(`| non-streaming, ${c} conn: ${q} ms | ${fmt(d.latency[q])} | ${fmt(f.latency[q])} | ${fmt(r.latency[q])} | ${signed(r.latency[q] - d.latency[q])} | ${signed(f.latency[q] - d.latency[q])} |`);
+    }
   }
-  const s = summary.stream;
-  lines.push(`| streaming, first byte p50 ms | ${fmt(s.direct.firstByte.p50)} | ${fmt(s.relay.firstByte.p50)} | ${signed(s.relay.firstByte.p50 - s.direct.firstByte.p50)} |`);
-  lines.push(`| streaming, first byte p99 ms | ${fmt(s.direct.firstByte.p99)} | ${fmt(s.relay.firstByte.p99)} | ${signed(s.relay.firstByte.p99 - s.direct.firstByte.p99)} |`);
-  lines.push(`| streaming, total p50 ms | ${fmt(s.direct.total.p50)} | ${fmt(s.relay.total.p50)} | ${signed(s.relay.total.p50 - s.direct.total.p50)} |`);
-  lines.push(`| streaming, total p99 ms | ${fmt(s.direct.total.p99)} | ${fmt(s.relay.total.p99)} | ${signed(s.relay.total.p99 - s.direct.total.p99)} |`);
-  for (const c of connectionsList) lines.push(`| Switchyard CPU ms/request, ${c} conn | - | ${fmt(find('relay', c).cpuMsPerRequest ?? NaN)} | - |`);
+  const s = summary.stream.paths;
+  for (const [label, key] of [['first byte', 'firstByte'], ['total', 'total']] as const) {
+    for (const q of ['p50', 'p99'] as const) {
+      const [d, f, r] = [s.direct[key][q], s.floor[key][q], s.relay[key][q]];
+      lines.push(`| streaming, ${label} ${q} ms | ${fmt(d)} | ${fmt(f)} | ${fmt(r)} | ${signed(r - d)} | ${signed(f - d)} |`);
+    }
+  }
+  for (const c of connectionsList) {
+    const r = find('relay', c);
+    lines.push(`| Switchyard CPU ms/request, ${c} conn (of which system) | - | - | ${fmt(r.cpuMsPerRequest ?? NaN)} (${fmt(r.cpuSystemMsPerRequest ?? NaN)}) | - | - |`);
+    lines.push(`| Switchyard event loop busy, ${c} conn | - | - | ${((r.eventLoopUtilisation ?? NaN) * 100).toFixed(0)} % | - | - |`);
+  }
   lines.push('', '| target | measured | met |', '|---|---:|---|');
   for (const t of summary.targets) lines.push(`| ${t.target} | ${t.value} | ${t.met ? 'yes' : 'NO'} |`);
   return lines.join('\n');
@@ -507,34 +576,38 @@ async function main() {
     os: `${process.platform} ${release()}`,
     cpu: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
     memory_gb: Math.round(totalmem() / 1024 ** 3),
+    loadavg_at_start: loadavg().map((l) => Number(l.toFixed(2))),
     switchyard: args.dist ? 'node dist/src/cli.js serve' : 'node --import tsx src/cli.ts serve',
+    data_dir: args.dir ?? tmpdir(),
     options: { seconds, connections, warmup, streamRequests, streamGapMs: gapMs },
   };
   console.log(`Switchyard relay benchmark  ${JSON.stringify(machine)}`);
 
-  const fake = await startFakeProcess(gapMs);
+  const fake = await startHelper('fake', ['--stream-gap-ms', String(gapMs)]);
+  const floor = await startHelper('floor', ['--upstream', fake.url]);
   let sy: Switchyard | null = null;
   try {
-    sy = await startSwitchyard(args.dist, args.profile);
+    sy = await startSwitchyard(args.dist, args.dir, args.profile);
     const tokens = new TokenService(SECRET, 3_600_000);
     const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
     const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
     await createChannel(sy, fake.url, adminToken, userToken);
 
-    const direct: Target = { name: 'direct', url: `${fake.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench-key' } };
-    const relay: Target = { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } };
+    const targets: Record<Path, Target> = {
+      direct: { name: 'direct', url: `${fake.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench-key' } },
+      floor: { name: 'floor', url: `${floor.url}/v1/chat/completions`, headers: {} },
+      relay: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } },
+    };
 
     if (warmup > 0) {
       console.log(`warming up ${warmup} s per path...`);
-      await load(direct, connections, warmup);
-      await load(relay, connections, warmup);
+      for (const path of PATHS) await load(targets[path], connections, warmup);
     }
     const rows: LoadResult[] = [];
     for (const c of connectionsList) {
-      rows.push(await loadPhase(direct, c, seconds, sy));
-      rows.push(await loadPhase(relay, c, seconds, sy));
+      for (const path of PATHS) rows.push(await loadPhase(targets[path], c, seconds, sy));
     }
-    const stream = await streaming(fake.url, sy, userToken, streamRequests);
+    const stream = await streaming(targets, streamRequests);
     const summary = summarise(rows, stream, connectionsList.at(-1)!);
 
     console.log(`\n${table(summary, connectionsList)}\n`);
@@ -547,6 +620,7 @@ async function main() {
     }
   } finally {
     await sy?.stop();
+    floor.child.kill();
     fake.child.kill();
     if (args.profile) console.log(`CPU profile written to ${resolve(args.profile)}`);
   }
@@ -554,6 +628,8 @@ async function main() {
 
 if (args.role === 'fake') {
   void runFake(positive('stream-gap-ms', args['stream-gap-ms']));
+} else if (args.role === 'floor') {
+  void runFloor(args.upstream ?? '');
 } else {
   void main().then(
     () => process.exit(0),

@@ -13,7 +13,10 @@ import { migrateToLatest } from './adapters/sql/migrate.js';
 import type { AppContext } from './api/context.js';
 import { Metrics, startMetricsServer } from './api/metrics.js';
 import { buildServer } from './api/server.js';
-import { TokenService } from './auth/tokens.js';
+import { loadRbac } from './auth/rbac.js';
+import { RecoveryCodeHasher } from './auth/recovery-codes.js';
+import { createTokenService } from './auth/tokens.js';
+import { bootstrap } from './bootstrap.js';
 import { CommandBus } from './commands/bus.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
@@ -21,7 +24,12 @@ import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
 import { projections } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
+import { accessLiveView, loadTenants, loadUser, loadUserByEmail, loadUsers } from './projections/accounts.js';
 import { channelDirectoryView, loadChannelRows } from './projections/channels.js';
+import { keyDirectoryView } from './projections/keys.js';
+import { isRevoked, revokedSessionsView } from './projections/sessions.js';
+import { GeoLocator } from './relay/access/geo.js';
+import { KeyGate } from './relay/access/key-gate.js';
 import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.js';
 import { ChannelHealth } from './relay/channel-health.js';
 import { Relay } from './relay/relay.js';
@@ -80,6 +88,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger);
   const secrets = new SecretBox(config.secret);
   const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger);
+  const accessView = new LiveView(store, sql, accessLiveView, logger);
+  const revokedSessions = new LiveView(store, sql, revokedSessionsView(config.auth.jwtExpireMs), logger);
+  const keysView = new LiveView(store, sql, keyDirectoryView, logger);
+  const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
 
@@ -87,20 +99,38 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     await runner.start();
     await maintenanceView.start();
     await channelsView.start();
+    await accessView.start();
+    await revokedSessions.start();
+    await keysView.start();
+    // First start: the default tenant and the root admin, projected before the first login.
+    const bootstrapped = await bootstrap(store, commands, config, logger);
+    if (bootstrapped > 0) await Promise.all([runner.waitFor(bootstrapped, { projections: ['accounts'] }), accessView.waitFor(bootstrapped)]);
   } catch (error) {
-    await Promise.all([maintenanceView.stop(), channelsView.stop()]);
+    await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop()]);
     await runner.stop();
     await Promise.all([store.close(), sql.close(), counters.close()]);
     throw error;
   }
 
-  const commands = new CommandBus(store, metrics);
   const pools = new UpstreamPools(config.upstreamHttp, config.relay);
   const health = new ChannelHealth(commands, counters, () => channelsView.state, config.relay, logger);
   if (config.healthCheckEnabled) health.startProber(pools);
   const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool') });
   usage.start();
+  const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger);
   const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, usage, settings: config.relay, logger });
+
+  const tokens = createTokenService(config);
+  // Every authenticated request: refused at once when the user, its tenant or its session is
+  // disabled / revoked on any instance; a changed role applies without a new token. Memory only.
+  tokens.useAccessPolicy((principal) => {
+    const access = accessView.state;
+    if (access.disabledUsers.has(principal.userId) || access.disabledTenants.has(principal.tenantId)) return null;
+    if (principal.sessionId !== undefined && isRevoked(revokedSessions.state, principal.sessionId)) return null;
+    const role = access.roles.get(principal.userId);
+    return role === undefined || role === principal.role ? principal : { ...principal, role };
+  });
+  const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
 
   const ctx: AppContext = {
     config,
@@ -111,18 +141,26 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     counters,
     commands,
     runner,
-    views: { maintenance: maintenanceView, channels: channelsView },
+    views: { maintenance: maintenanceView, channels: channelsView, access: accessView, revokedSessions, keys: keysView },
     queries: {
       maintenance: () => loadMaintenance(sql.db),
       channels: (tenantId) => loadChannelRows(sql.db, tenantId),
       channel: (tenantId, id) => sql.db.selectFrom('channels').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst(),
+      tenants: (tenantId) => loadTenants(sql.db, tenantId),
+      users: (tenantId) => loadUsers(sql.db, tenantId),
+      user: (tenantId, id) => loadUser(sql.db, tenantId, id),
+      userByEmail: (email) => loadUserByEmail(sql.db, email),
+      session: (id) => sql.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst(),
     },
     secrets,
+    keyGate,
     relay,
     pools,
     health,
     usage,
-    tokens: new TokenService(config.secret, config.auth.jwtExpireMs),
+    tokens,
+    rbac,
+    mfa: { secrets: new SecretBox(config.secret, 'mfa-secrets'), recoveryCodes: new RecoveryCodeHasher(config.secret) },
     metrics,
   };
   const server = await buildServer(ctx);
@@ -150,7 +188,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       health.stop();
       await usage.close();
       await pools.close();
-      await Promise.all([maintenanceView.stop(), channelsView.stop()]);
+      await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop()]);
       await runner.stop();
       await counters.close();
       await sql.close();

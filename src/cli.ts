@@ -9,7 +9,8 @@
  *                                            print commits of the log as JSON lines
  *   switchyard migrate                       apply pending schema migrations and exit
  *   switchyard token --user U [--tenant T] [--role admin|user] [--ttl 1h]
- *                                            mint an access token signed with SECRET
+ *                                            mint an access token (HS256 from SECRET, or RS256 with
+ *                                            JWT_PRIVATE_KEY_FILE); for automation and emergencies
  */
 import { parseArgs } from 'node:util';
 import { createApp, openStores } from './app.js';
@@ -122,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
     case 'token': {
       const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string', default: 'user' }, ttl: { type: 'string', default: '1h' } } });
       if (!values.user) break;
-      const tokens = new TokenService(config.secret, parseDuration(values.ttl));
+      const tokens = new TokenService(config.secret, parseDuration(values.ttl), config.auth.jwt);
       console.log(await tokens.issueAccessToken({ userId: values.user, tenantId: values.tenant, role: Role.parse(values.role) }));
       return 0;
     }

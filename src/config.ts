@@ -3,8 +3,11 @@
  * here, validated with zod, and given a default; README.md's configuration table mirrors it.
  * A variable that is set but malformed is a startup error naming it.
  */
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { parseIpRule } from './relay/access/ip-rules.js';
 
 /** Go-style durations as the spec writes them: "720h", "15m", "30s", "500ms", "1h30m". */
 export function parseDuration(text: string): number {
@@ -116,8 +119,17 @@ export const EnvSchema = z.object({
   CHANNEL_COOLDOWN: duration('30s'),
   HEALTH_CHECK_INTERVAL: duration('60s'),
 
+  TRUSTED_PROXIES: z.string().default(''),
+  GEOIP_DATABASE: optionalText,
+  GEOIP_COUNTRY_HEADER: optionalText,
+
   RBAC_ENABLED: bool(true),
   MFA_ENABLED: bool(false),
+  MFA_ISSUER: z.string().min(1).max(100).default('Switchyard'),
+  ADMIN_EMAIL: z.email({ message: 'must be an email address' }).default('admin@switchyard.local'),
+  ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(1024).optional(),
+  JWT_PRIVATE_KEY_FILE: optionalText,
+  JWT_PUBLIC_KEY_FILE: optionalText,
   API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
   HEALTH_CHECK_ENABLED: bool(true),
   METRICS_ENABLED: bool(true),
@@ -149,6 +161,12 @@ export interface Config {
     session: { secure: boolean; httpOnly: boolean; sameSite: 'lax' | 'strict' | 'none' };
     rbacEnabled: boolean;
     mfaEnabled: boolean;
+    /** Issuer shown by authenticator apps (MFA_ISSUER). */
+    mfaIssuer: string;
+    /** Access token signing: HS256 with a key derived from SECRET, or RS256 with PEM files. */
+    jwt: JwtSigningConfig;
+    /** The root admin created at first start (password null: generate one and log it once). */
+    bootstrapAdmin: { email: string; password: string | null };
   };
   upstreamHttp: { maxIdleConns: number; maxConnsPerHost: number; idleConnTimeoutMs: number };
   relay: {
@@ -163,6 +181,14 @@ export interface Config {
     healthCheckIntervalMs: number;
   };
   api: { version: string; supportedVersions: string[] };
+  access: {
+    /** Addresses / CIDR ranges of proxies whose X-Forwarded-For (and country header) is believed. */
+    trustedProxies: string[];
+    /** MaxMind country (or city) .mmdb file for API keys' country rules. */
+    geoipDatabase: string | null;
+    /** A country header set by a trusted CDN in front (e.g. cf-ipcountry). */
+    geoipCountryHeader: string | null;
+  };
   healthCheckEnabled: boolean;
   metrics: { enabled: boolean; port: number };
   dirs: { data: string; storage: string; logs: string };
@@ -179,6 +205,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const supportedVersions = ['v1'];
+  const badProxy = e.TRUSTED_PROXIES.split(',').map((p) => p.trim()).filter(Boolean).find((p) => !parseIpRule(p));
+  if (badProxy) throw new ConfigError(`Invalid configuration:\n  TRUSTED_PROXIES: "${badProxy}" is not an IP address or CIDR range`);
   if (!supportedVersions.includes(e.API_VERSION)) {
     throw new ConfigError(`Invalid configuration:\n  API_VERSION: ${e.API_VERSION} is not a supported API version (supported: ${supportedVersions.join(', ')})`);
   }
@@ -213,6 +241,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       session: { secure: e.SESSION_SECURE, httpOnly: e.SESSION_HTTP_ONLY, sameSite: e.SESSION_SAME_SITE },
       rbacEnabled: e.RBAC_ENABLED,
       mfaEnabled: e.MFA_ENABLED,
+      mfaIssuer: e.MFA_ISSUER,
+      jwt: jwtSigning(e.JWT_PRIVATE_KEY_FILE, e.JWT_PUBLIC_KEY_FILE),
+      bootstrapAdmin: { email: e.ADMIN_EMAIL.trim().toLowerCase(), password: e.ADMIN_PASSWORD ?? null },
     },
     upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
     relay: {
@@ -227,8 +258,51 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       healthCheckIntervalMs: e.HEALTH_CHECK_INTERVAL,
     },
     api: { version: e.API_VERSION, supportedVersions },
+    access: {
+      trustedProxies: e.TRUSTED_PROXIES.split(',').map((p) => p.trim()).filter(Boolean),
+      geoipDatabase: e.GEOIP_DATABASE ?? null,
+      geoipCountryHeader: e.GEOIP_COUNTRY_HEADER?.toLowerCase() ?? null,
+    },
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
   };
+}
+
+export type JwtSigningConfig = { algorithm: 'HS256' } | { algorithm: 'RS256'; privateKeyPem: string; publicKeyPem: string };
+
+/** Reads and checks the RS256 key pair (both files or neither); errors name the variable. */
+function jwtSigning(privateFile: string | undefined, publicFile: string | undefined): JwtSigningConfig {
+  if (!privateFile && !publicFile) return { algorithm: 'HS256' };
+  const fail = (name: string, message: string): never => {
+    throw new ConfigError(`Invalid configuration:\n  ${name}: ${message}`);
+  };
+  if (!privateFile) return fail('JWT_PRIVATE_KEY_FILE', 'must be set together with JWT_PUBLIC_KEY_FILE (RS256 needs both)');
+  if (!publicFile) return fail('JWT_PUBLIC_KEY_FILE', 'must be set together with JWT_PRIVATE_KEY_FILE (RS256 needs both)');
+  const read = (name: string, file: string, parse: (pem: string) => KeyObject): { pem: string; key: KeyObject } => {
+    let pem = '';
+    try {
+      pem = readFileSync(file, 'utf8');
+    } catch (error) {
+      fail(name, `cannot read ${file}: ${(error as Error).message}`);
+    }
+    let key: KeyObject;
+    try {
+      key = parse(pem);
+    } catch {
+      return fail(name, `${file} is not a PEM ${name.includes('PRIVATE') ? 'private' : 'public'} key`);
+    }
+    if (key.asymmetricKeyType !== 'rsa') fail(name, `${file} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; RS256 needs RSA`);
+    if ((key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) fail(name, `${file}: RS256 needs an RSA key of at least 2048 bits`);
+    return { pem, key };
+  };
+  const priv = read('JWT_PRIVATE_KEY_FILE', privateFile, (pem) => createPrivateKey(pem));
+  // A private key PEM is not a public key, even though createPublicKey would derive one from it.
+  const pub = read('JWT_PUBLIC_KEY_FILE', publicFile, (pem) => {
+    if (/PRIVATE KEY/.test(pem)) throw new Error('private key');
+    return createPublicKey(pem);
+  });
+  const derived = createPublicKey(priv.key).export({ type: 'spki', format: 'der' });
+  if (!derived.equals(pub.key.export({ type: 'spki', format: 'der' }))) fail('JWT_PUBLIC_KEY_FILE', 'is not the public key of JWT_PRIVATE_KEY_FILE');
+  return { algorithm: 'RS256', privateKeyPem: priv.pem, publicKeyPem: pub.pem };
 }

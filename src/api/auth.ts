@@ -1,12 +1,58 @@
 /**
- * Who is calling. Bearer access tokens (JWT) resolve to a Principal once per request; routes that
- * need one use `requireRole`. (API keys for the relay arrive with the relay itself.)
+ * Who is calling. Bearer access tokens (JWT) — or, when no Authorization header is sent, the
+ * `sy_session` cookie that login sets — resolve to a Principal once per request; routes that need
+ * one use `requirePermission` (or `requireRole`). After the signature check, every request passes
+ * the token service's access policy (disabled users and tenants, revoked sessions: in memory).
  */
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Rbac } from '../auth/rbac.js';
 import type { Principal, Role, TokenService } from '../auth/tokens.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 
 const resolved = new WeakMap<FastifyRequest, Promise<Principal | null>>();
+
+/**
+ * Access tokens already verified, per TokenService (a token is only trusted again by the service
+ * whose key verified it). Verifying a JWT (WebCrypto key import + HMAC) was the largest single
+ * cost of a relay request, and a client sends the same token on every request. An entry lives
+ * until the token's own `exp` (the instant jose would start refusing it) or VERIFIED_TTL_MS,
+ * whichever comes first; failures are never cached, so a bad token is checked every time.
+ */
+const VERIFIED_TTL_MS = 60_000;
+const VERIFIED_MAX = 10_000;
+const verifiedTokens = new WeakMap<TokenService, Map<string, { principal: Principal; until: number }>>();
+
+/** The `exp` claim of a token whose signature has just been verified, in ms (null: none). */
+function expiryMs(token: string): number | null {
+  const payload = token.split('.')[1];
+  if (!payload) return null;
+  const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }).exp;
+  return typeof exp === 'number' ? exp * 1000 : null;
+}
+
+function verifyCached(tokens: TokenService, token: string): Promise<Principal> {
+  let cache = verifiedTokens.get(tokens);
+  if (!cache) {
+    cache = new Map();
+    verifiedTokens.set(tokens, cache);
+  }
+  const now = Date.now();
+  const hit = cache.get(token);
+  if (hit) {
+    if (hit.until > now) return Promise.resolve(hit.principal);
+    cache.delete(token);
+  }
+  return tokens.verifyAccessToken(token).then((principal) => {
+    const exp = expiryMs(token);
+    const until = Math.min(now + VERIFIED_TTL_MS, exp ?? Infinity);
+    if (until > Date.now()) {
+      // Bounded: past the limit the oldest entry goes (Map iteration order = insertion order).
+      if (cache.size >= VERIFIED_MAX) cache.delete(cache.keys().next().value!);
+      cache.set(token, { principal, until });
+    }
+    return principal;
+  });
+}
 
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -15,12 +61,42 @@ function bearerToken(request: FastifyRequest): string | null {
   return match ? match[1]! : null;
 }
 
+/** The session cookie: login and refresh set it to the access token, logout clears it. */
+export const SESSION_COOKIE = 'sy_session';
+
+/**
+ * A state-changing request made by another site's page (the browser says so in Sec-Fetch-Site,
+ * or sends an Origin of another host): the cookie must not authenticate it (CSRF).
+ */
+function crossSiteWrite(request: FastifyRequest): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return false;
+  if (request.headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = request.headers.origin;
+  if (!origin) return false;
+  try {
+    return new URL(origin).host !== request.headers.host;
+  } catch {
+    return true; // "null" and other opaque origins
+  }
+}
+
+function cookieToken(request: FastifyRequest): string | null {
+  const header = request.headers.cookie;
+  if (!header || crossSiteWrite(request)) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
+}
+
 /** The caller, or null when no credentials were sent. Bad credentials throw 401. */
 export function principalOf(request: FastifyRequest, tokens: TokenService): Promise<Principal | null> {
   let principal = resolved.get(request);
   if (!principal) {
-    const token = bearerToken(request);
-    principal = token ? tokens.verifyAccessToken(token) : Promise.resolve(null);
+    const token = request.headers.authorization === undefined ? cookieToken(request) : bearerToken(request);
+    // The signature check may come from the cache; the access policy runs on every request.
+    principal = token ? verifyCached(tokens, token).then((p) => tokens.admit(p)) : Promise.resolve(null);
     resolved.set(request, principal);
   }
   return principal;
@@ -42,5 +118,13 @@ export function requireRole(tokens: TokenService, role: Role, rbacEnabled: boole
   return async (request) => {
     const principal = await requirePrincipal(request, tokens);
     if (rbacEnabled && role === 'admin' && principal.role !== 'admin') throw new ForbiddenError('this endpoint requires the admin role', 'forbidden');
+  };
+}
+
+/** preHandler: the caller must be authenticated and, when RBAC is on, hold `permission` (`*` holds every one). */
+export function requirePermission(auth: { tokens: TokenService; rbac: Rbac }, permission: string): preHandlerAsyncHookHandler {
+  return async (request) => {
+    const principal = await requirePrincipal(request, auth.tokens);
+    if (!auth.rbac.allows(principal.role, permission)) throw new ForbiddenError(`this endpoint requires the ${permission} permission`, 'forbidden');
   };
 }

@@ -1,14 +1,20 @@
 /** Everything the HTTP layer may use, built once by src/app.ts (the composition root). */
 import type { SqlDatabase } from '../adapters/sql/database.js';
+import type { Rbac } from '../auth/rbac.js';
+import type { RecoveryCodeHasher } from '../auth/recovery-codes.js';
 import type { TokenService } from '../auth/tokens.js';
 import type { CommandBus } from '../commands/bus.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Counters } from '../ports/counters.js';
 import type { EventStore } from '../ports/event-store.js';
-import type { ChannelsTable } from '../adapters/sql/schema.js';
+import type { ChannelsTable, SessionsTable, TenantsTable, UsersTable } from '../adapters/sql/schema.js';
 import type { SecretBox } from '../crypto/secret-box.js';
+import type { KeyDirectory } from '../projections/keys.js';
+import type { KeyGate } from '../relay/access/key-gate.js';
+import type { AccessState } from '../projections/accounts.js';
 import type { ChannelDirectory } from '../projections/channels.js';
+import type { RevokedSessions } from '../projections/sessions.js';
 import type { MaintenanceView } from '../projections/maintenance.js';
 import type { ChannelHealth } from '../relay/channel-health.js';
 import type { Relay } from '../relay/relay.js';
@@ -28,18 +34,30 @@ export interface AppContext {
   counters: Counters;
   commands: CommandBus;
   runner: ProjectionRunner;
-  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory> };
+  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; revokedSessions: LiveView<RevokedSessions>; keys: LiveView<KeyDirectory> };
   /** Query side: reads of projected read models (never the event log). */
   queries: {
     maintenance(): Promise<MaintenanceView>;
     channels(tenantId: string): Promise<ChannelsTable[]>;
     channel(tenantId: string, id: string): Promise<ChannelsTable | undefined>;
+    /** Every tenant, or only `tenantId`'s row. */
+    tenants(tenantId?: string): Promise<TenantsTable[]>;
+    users(tenantId: string): Promise<UsersTable[]>;
+    /** `tenantId` null: any tenant (operators). */
+    user(tenantId: string | null, id: string): Promise<UsersTable | undefined>;
+    userByEmail(normalizedEmail: string): Promise<UsersTable | undefined>;
+    session(id: string): Promise<SessionsTable | undefined>;
   };
   secrets: SecretBox;
+  /** Checks API keys on the relay (see src/relay/access/key-gate.ts). */
+  keyGate: KeyGate;
   relay: Relay;
   pools: UpstreamPools;
   health: ChannelHealth;
   usage: UsagePublisher;
   tokens: TokenService;
+  rbac: Rbac;
+  /** TOTP secrets sealed at rest, recovery codes hashed. */
+  mfa: { secrets: SecretBox; recoveryCodes: RecoveryCodeHasher };
   metrics: Metrics;
 }

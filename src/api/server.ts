@@ -11,11 +11,15 @@ import { VERSION } from '../version.js';
 import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
+import { authRoutes } from './routes/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { channelRoutes } from './routes/channels.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
+import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
 import { systemRoutes } from './routes/system.js';
+import { tenantRoutes } from './routes/tenants.js';
+import { userRoutes } from './routes/users.js';
 
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
@@ -56,8 +60,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       info: { title: 'Switchyard API', version: VERSION, description: 'OpenAI-compatible relay and admin API. Errors: {"error":{"message","type","code","param"}}.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: 'sy_session' } } },
+      security: [{ bearer: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
   });
@@ -66,7 +70,11 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(healthRoutes(ctx));
   await app.register(systemRoutes(ctx));
   await app.register(maintenanceRoutes(ctx));
+  await app.register(authRoutes(ctx));
+  await app.register(tenantRoutes(ctx));
+  await app.register(userRoutes(ctx));
   await app.register(channelRoutes(ctx));
   await app.register(relayRoutes(ctx));
+  await app.register(keyRoutes(ctx));
   return app;
 }

@@ -106,6 +106,22 @@ function classifyException(error: unknown): AttemptFailure {
   return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_unavailable', `upstream unreachable: ${message}`), true, true);
 }
 
+/**
+ * The response identity, with the fallback id made only when something reads it: OpenAI-compatible
+ * upstreams send their own, and each id costs a randomBytes call (a system call).
+ */
+function responseMeta(created: number, model: string, includeUsage: boolean): ResponseMeta {
+  let id: string | undefined;
+  return {
+    get id() {
+      return (id ??= completionId());
+    },
+    created,
+    model,
+    includeUsage,
+  };
+}
+
 export class Relay {
   constructor(private readonly deps: RelayDeps) {}
 
@@ -166,7 +182,7 @@ export class Relay {
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
-      const meta: ResponseMeta = { id: completionId(), created: Math.floor(startedAt.getTime() / 1000), model: input.model, includeUsage: input.stream_options?.include_usage === true };
+      const meta = responseMeta(Math.floor(startedAt.getTime() / 1000), input.model, input.stream_options?.include_usage === true);
       await this.attempt(request, reply, body, candidates, meta, usage, abort.signal, t0);
     } catch (error) {
       if (error instanceof AppError) {
@@ -274,13 +290,16 @@ export class Relay {
     this.deps.health.rateLimited(candidate.channel, wait, requestId);
   }
 
-  private fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletionRequest, completionText: string): Usage {
+  /** `completionText` is only read (and so, for a completion, only joined) when the tokenizer must count. */
+  private fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletionRequest, completionText: string | (() => string)): Usage {
     if (reported && reported.total_tokens > 0) {
       usage.usage_source = 'upstream';
-      Object.assign(usage, { prompt_tokens: reported.prompt_tokens, completion_tokens: reported.completion_tokens, total_tokens: reported.total_tokens });
+      usage.prompt_tokens = reported.prompt_tokens;
+      usage.completion_tokens = reported.completion_tokens;
+      usage.total_tokens = reported.total_tokens;
       return reported;
     }
-    const counted = usageOf(countPromptTokens(body.messages), countTokens(completionText));
+    const counted = usageOf(countPromptTokens(body.messages), countTokens(typeof completionText === 'string' ? completionText : completionText()));
     usage.usage_source = 'tokenizer';
     Object.assign(usage, counted);
     return counted;
@@ -303,8 +322,7 @@ export class Relay {
       this.deps.health.failure(ctx.channel, 'unreadable response', meta.id);
       throw new AppError(502, 'upstream_error', 'upstream_bad_response', `upstream sent a response that could not be read: ${(error as Error).message}`);
     }
-    const generated = completion.choices.map((c) => c.message.content ?? '').join('');
-    completion.usage = this.fillUsage(usage, completion.usage, body, generated);
+    completion.usage = this.fillUsage(usage, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
   }
 

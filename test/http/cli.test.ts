@@ -30,8 +30,8 @@ describe('switchyard CLI', () => {
       ['MaintenanceEnabled', 1, 'first'],
       ['MaintenanceEnabled', 2, 'second'],
     ]);
-    const [firstCommit] = await s.app.ctx.store.readAll({ after: 0, limit: 1 });
-    const { stdout: afterFirst } = await cli('events', 'tail', '--from', String(firstCommit!.position));
+    const firstCommit = (await s.app.ctx.store.readAll({ after: 0 })).find((c) => c.stream === 'maintenance-global');
+    const { stdout: afterFirst } = await cli('events', 'tail', '--from', String(firstCommit!.position), '--stream', 'maintenance-global');
     expect(afterFirst.trim().split('\n').map((l) => (JSON.parse(l) as { data: { message: string } }).data.message)).toEqual(['second']);
   });
 

@@ -76,6 +76,12 @@ describe('process startup', () => {
     }
   });
 
+  it('names JWT_PRIVATE_KEY_FILE when the RS256 key file is missing', async () => {
+    const r = await run(['serve'], { SECRET: 'x'.repeat(32), JWT_PRIVATE_KEY_FILE: '/nonexistent/jwt.key', JWT_PUBLIC_KEY_FILE: '/nonexistent/jwt.pub' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('JWT_PRIVATE_KEY_FILE: cannot read /nonexistent/jwt.key');
+  });
+
   it('prints usage for an unknown command', async () => {
     const r = await run(['frobnicate'], { SECRET: 'x'.repeat(32) });
     expect(r.code).toBe(1);

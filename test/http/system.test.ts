@@ -68,8 +68,28 @@ describe('HTTP server (embedded)', () => {
         '/api/v1/chat/completions',
         '/v1/chat',
         '/v1/models',
+        '/v1/auth/login',
+        '/v1/auth/refresh',
+        '/v1/auth/logout',
+        '/v1/admin/tenants',
+        '/v1/admin/tenants/{tenant_id}',
+        '/v1/admin/tenants/{tenant_id}/disable',
+        '/v1/admin/tenants/{tenant_id}/enable',
+        '/v1/admin/users',
+        '/v1/admin/users/{user_id}',
+        '/v1/admin/users/{user_id}/disable',
+        '/v1/admin/users/{user_id}/enable',
+        '/v1/users/me',
+        '/v1/users/me/password',
+        '/v1/users/me/mfa/enroll',
+        '/v1/users/me/mfa/verify',
+        '/v1/users/me/mfa/disable',
       ]),
     );
+    expect(res.json.paths['/v1/auth/login'].post.requestBody.content['application/json'].schema.required).toEqual(['email', 'password']);
+    expect(Object.keys(res.json.paths['/v1/auth/login'].post.responses['200'].content['application/json'].schema.properties)).toEqual(['access_token', 'refresh_token', 'token_type', 'expires_in']);
+    expect(res.json.paths['/v1/admin/users'].post.requestBody.content['application/json'].schema.required).toEqual(['email', 'password']);
+    expect(res.json.paths['/v1/users/me'].patch).toBeDefined();
     expect(res.json.paths['/v1/chat'].post.deprecated).toBe(true);
     expect(res.json.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.required).toEqual(['model', 'messages']);
     expect(res.json.paths['/v1/admin/channels'].post.responses['201']).toBeDefined();

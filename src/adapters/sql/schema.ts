@@ -53,8 +53,96 @@ export interface ChannelsTable {
   updated_at: string;
 }
 
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  name: string;
+  key_prefix: string;
+  key_hash: string;
+  /** JSON of KeyPolicy (src/commands/keys/events.ts). */
+  policy: string;
+  revoked: number;
+  created_at: string;
+  updated_at: string;
+  revoked_at: string | null;
+}
+
+export interface TenantsTable {
+  /** The tenant's id (the row is the tenant). */
+  tenant_id: string;
+  name: string;
+  disabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UsersTable {
+  id: string;
+  tenant_id: string;
+  /** Normalised (trimmed, lower-case); unique across the installation (reserved by the user decider). */
+  email: string;
+  /** scrypt, PHC string (src/auth/passwords.ts). */
+  password_hash: string;
+  role: string;
+  disabled: number;
+  mfa_enabled: number;
+  /** SecretBox-sealed TOTP secret in force (null without MFA). */
+  mfa_secret_sealed: string | null;
+  /** SecretBox-sealed TOTP secret of an enrollment awaiting its first code. */
+  mfa_pending_secret_sealed: string | null;
+  mfa_recovery_codes_left: number;
+  /** JSON object. */
+  preferences: string;
+  /** Set when the role changed after creation (the access live view tracks these users' roles). */
+  role_changed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Installation-wide role definitions (seeded by migration). */
+export interface RolesTable {
+  name: string;
+  description: string;
+}
+
+/** Role -> permission grants (seeded by migration); `*` grants everything. */
+export interface PermissionsTable {
+  role: string;
+  permission: string;
+}
+
+export interface UserRolesTable {
+  user_id: string;
+  tenant_id: string;
+  role: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** SHA-256 hex of the refresh token in force. */
+  refresh_token_hash: string;
+  expires_at: string;
+  revoked: number;
+  revoked_at: string | null;
+  revoke_reason: string | null;
+  user_agent: string | null;
+  ip: string | null;
+  created_at: string;
+  refreshed_at: string | null;
+}
+
 export interface ReadModelTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   maintenance_state: MaintenanceStateTable;
   channels: ChannelsTable;
+  tenants: TenantsTable;
+  users: UsersTable;
+  roles: RolesTable;
+  permissions: PermissionsTable;
+  user_roles: UserRolesTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
 }

@@ -3,8 +3,8 @@
  * are the same handler; `/v1/chat` is a deprecated alias that says so in a `Deprecation` header.
  */
 import { z } from 'zod';
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { FastifyRequest } from 'fastify';
+import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { RelayCaller } from '../../relay/relay.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
 import { requirePrincipal } from '../auth.js';
@@ -15,6 +15,76 @@ export const ModelList = z.object({
   object: z.literal('list'),
   data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() })),
 });
+
+/**
+ * The shapes nearly every chat request has, checked by hand: parsing a request with zod was a
+ * visible share of the relay's CPU time (docs/benchmarks.md). This accepts a STRICT SUBSET of what
+ * `ChatCompletionRequest` accepts, and only bodies that zod would return unchanged (no nested
+ * object with keys zod would strip); anything else (tools, image parts, Switchyard's extensions,
+ * a value out of range...) goes through zod, so valid bodies are accepted and invalid ones get the
+ * very same 400 as before. If a constraint in src/relay/schema.ts is tightened, tighten it here.
+ */
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_call_id']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optionalNumberIn = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max);
+const optionalIntIn = (v: unknown, min: number, max: number) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max);
+const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+
+/** Every top-level field of the schema, with the check of its common forms (false: ask zod). */
+const FIELD_CHECKS: Record<string, (v: unknown) => boolean> = {
+  model: (v) => typeof v === 'string' && v.length > 0,
+  messages: (v) => {
+    if (!Array.isArray(v) || v.length === 0) return false;
+    for (const m of v) {
+      if (!isObject(m) || !ROLES.has(m.role as string)) return false;
+      for (const key in m) if (!MESSAGE_KEYS.has(key)) return false;
+      if (!(m.content === undefined || m.content === null || typeof m.content === 'string')) return false;
+      if (!optionalString(m.name) || !optionalString(m.tool_call_id)) return false;
+    }
+    return true;
+  },
+  temperature: (v) => optionalNumberIn(v, 0, 2),
+  top_p: (v) => optionalNumberIn(v, 0, 1),
+  max_tokens: (v) => optionalIntIn(v, 1, Number.MAX_SAFE_INTEGER),
+  max_completion_tokens: (v) => optionalIntIn(v, 1, Number.MAX_SAFE_INTEGER),
+  stop: (v) => v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.length <= 4 && v.every((s) => typeof s === 'string')),
+  stream: (v) => v === undefined || v === null || typeof v === 'boolean',
+  stream_options: (v) => v === undefined || v === null || (isObject(v) && Object.keys(v).every((k) => k === 'include_usage') && (v.include_usage === undefined || typeof v.include_usage === 'boolean')),
+  n: (v) => optionalIntIn(v, 1, 128),
+  presence_penalty: (v) => optionalNumberIn(v, -2, 2),
+  frequency_penalty: (v) => optionalNumberIn(v, -2, 2),
+  seed: (v) => optionalIntIn(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  user: optionalString,
+  parallel_tool_calls: (v) => v === undefined || typeof v === 'boolean',
+  // Rarer and deeper: always zod.
+  tools: (v) => v === undefined,
+  tool_choice: (v) => v === undefined,
+  response_format: (v) => v === undefined,
+  provider_config: (v) => v === undefined,
+  model_mapping: (v) => v === undefined,
+};
+
+// A field added to (or removed from) the schema must be handled above: refuse to start otherwise.
+const schemaFields = Object.keys(ChatCompletionRequest.shape).sort().join(',');
+if (schemaFields !== Object.keys(FIELD_CHECKS).sort().join(',')) throw new Error(`relay fast validation is out of date with ChatCompletionRequest (${schemaFields})`);
+
+/** True only if zod would accept `body` and return it as it is (unknown top-level keys pass, as with zod's looseObject). */
+export function isPlainChatRequest(body: unknown): body is ChatCompletionRequest {
+  if (!isObject(body) || body.model === undefined || body.messages === undefined) return false;
+  for (const key in FIELD_CHECKS) {
+    if (!FIELD_CHECKS[key]!(body[key])) return false;
+  }
+  return true;
+}
+
+/** zod's validator (as installed app-wide) with the hand check in front of it, for the chat body only. */
+function chatValidatorCompiler<T>(route: Parameters<FastifySchemaCompiler<T>>[0]): ReturnType<FastifySchemaCompiler<T>> {
+  const viaZod = validatorCompiler(route as unknown as Parameters<typeof validatorCompiler>[0]);
+  if (route.httpPart !== 'body') return viaZod;
+  return (data: unknown) => (isPlainChatRequest(data) ? { value: data } : viaZod(data));
+}
 
 export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   /** Until API keys arrive, relay callers authenticate with an access token. */
@@ -33,7 +103,11 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     for (const url of ['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']) {
       // attachValidation: an invalid body still reaches the handler, so that it too is answered
       // with a 400 naming the field AND recorded as a usage event like every relay request.
-      const options = { schema: url === '/v1/chat' ? { ...schema, deprecated: true, summary: 'Deprecated alias of /v1/chat/completions' } : schema, attachValidation: true };
+      const options = {
+        schema: url === '/v1/chat' ? { ...schema, deprecated: true, summary: 'Deprecated alias of /v1/chat/completions' } : schema,
+        attachValidation: true,
+        validatorCompiler: chatValidatorCompiler,
+      };
       app.post(url, options, async (request, reply) => {
         if (url === '/v1/chat') {
           reply.header('deprecation', 'true');

@@ -1,0 +1,162 @@
+/**
+ * Login, refresh and logout. A login starts a `session` aggregate: the client gets a short-lived
+ * access token (JWT, also set as the `sy_session` cookie) and an opaque refresh token, stored
+ * only hashed. Refreshing rotates the refresh token (the old one is retired; presenting a retired
+ * one revokes the session). Refresh and logout read the sessions read model, so a revocation
+ * holds on every instance; access tokens of a revoked session are refused at once through the
+ * revoked-sessions live view.
+ */
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { mfaProof } from '../../auth/mfa.js';
+import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../auth/passwords.js';
+import { hashRefreshToken, newRefreshToken, newSessionId, sessionIdOf } from '../../auth/refresh-tokens.js';
+import type { Role } from '../../auth/tokens.js';
+import type { CommandResult } from '../../commands/decider.js';
+import { sessions } from '../../commands/sessions/decider.js';
+import { normalizeEmail, users } from '../../commands/users/decider.js';
+import { AppError, UnauthorizedError } from '../../errors.js';
+import { requirePrincipal } from '../auth.js';
+import type { AppContext } from '../context.js';
+import { clearSessionCookie, setSessionCookie } from '../session-cookie.js';
+
+export const LoginRequest = z.object({
+  email: z.string().min(1).max(254),
+  password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
+  mfa_code: z.string().min(1).max(64).optional().describe('TOTP code, or an unused recovery code, when multi-factor login is on for the user'),
+});
+
+export const TokenPair = z.object({
+  access_token: z.string(),
+  refresh_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().describe('seconds until the access token expires'),
+});
+
+export const RefreshRequest = z.object({ refresh_token: z.string().min(1).max(512) });
+export const LogoutRequest = z.object({ refresh_token: z.string().min(1).max(512).optional() });
+export const LogoutResponse = z.object({ revoked: z.boolean().describe('whether a session was ended (false for a token without one)') });
+
+interface Account {
+  id: string;
+  tenant_id: string;
+  role: string;
+}
+
+export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  const { auth } = ctx.config;
+  const tags = ['auth'];
+
+  /** Read-your-writes for sessions: the read model (refresh, logout) and the revocation view. */
+  const settle = async (position: number | null) => {
+    if (position === null) return;
+    await Promise.all([ctx.runner.waitFor(position, { projections: ['sessions'] }), ctx.views.revokedSessions.waitFor(position)]);
+  };
+
+  const refused = (account: { id: string; tenant_id: string; disabled: number }) => {
+    const access = ctx.views.access.state;
+    return account.disabled === 1 || access.disabledUsers.has(account.id) || access.disabledTenants.has(account.tenant_id);
+  };
+
+  /** Access token + cookie for a session whose refresh token is `refreshToken`. */
+  const issue = async (reply: FastifyReply, account: Account, sessionId: string, refreshToken: string): Promise<z.infer<typeof TokenPair>> => {
+    const accessToken = await ctx.tokens.issueAccessToken({ userId: account.id, tenantId: account.tenant_id, role: account.role as Role, sessionId });
+    const expiresIn = Math.floor(auth.jwtExpireMs / 1000);
+    setSessionCookie(reply, accessToken, expiresIn, auth.session);
+    return { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer' as const, expires_in: expiresIn };
+  };
+
+  const refreshExpiry = () => new Date(Date.now() + auth.jwtRefreshExpireMs).toISOString();
+
+  /** Spends the second factor at login: 401 `mfa_required` without one, 401 when it is wrong or used. */
+  const checkSecondFactor = async (request: FastifyRequest, account: Account & { mfa_secret_sealed: string | null }, code: string | undefined) => {
+    if (!code) throw new UnauthorizedError('multi-factor code required', 'mfa_required');
+    const proof = mfaProof(code, account.mfa_secret_sealed, ctx.mfa.secrets, ctx.mfa.recoveryCodes);
+    if (!proof) throw new UnauthorizedError();
+    try {
+      await ctx.commands.execute(users, account.id, { type: 'UseMfa', proof }, { tenantId: account.tenant_id, causationId: request.id });
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500) throw new UnauthorizedError(); // replayed step, spent code
+      throw error;
+    }
+  };
+
+  return async (app) => {
+    app.post('/v1/auth/login', { schema: { tags, summary: 'Log in with email and password (and an MFA code when enabled)', body: LoginRequest, response: { 200: TokenPair } } }, async (request, reply) => {
+      const account = await ctx.queries.userByEmail(normalizeEmail(request.body.email));
+      // Unknown emails cost a hash too: the answer time does not tell which emails exist.
+      const matches = await verifyPassword(request.body.password, account?.password_hash ?? (await dummyPasswordHash()));
+      if (!account || !matches || refused(account)) throw new UnauthorizedError();
+      if (auth.mfaEnabled && account.mfa_enabled === 1) await checkSecondFactor(request, account, request.body.mfa_code);
+
+      const sessionId = newSessionId();
+      const refreshToken = newRefreshToken(sessionId);
+      const started = await ctx.commands.execute(
+        sessions,
+        sessionId,
+        {
+          type: 'StartSession',
+          sessionId,
+          userId: account.id,
+          refreshHash: hashRefreshToken(refreshToken),
+          expiresAt: refreshExpiry(),
+          userAgent: request.headers['user-agent']?.slice(0, 255) ?? null,
+          ip: request.ip,
+        },
+        { tenantId: account.tenant_id, causationId: request.id },
+      );
+      await settle(started.position);
+      return issue(reply, account, sessionId, refreshToken);
+    });
+
+    app.post('/v1/auth/refresh', { schema: { tags, summary: 'Exchange a refresh token for a new token pair (the old refresh token is revoked)', body: RefreshRequest, response: { 200: TokenPair } } }, async (request, reply) => {
+      const presented = request.body.refresh_token;
+      const sessionId = sessionIdOf(presented);
+      const session = sessionId ? await ctx.queries.session(sessionId) : undefined;
+      if (!sessionId || !session || session.revoked === 1 || Date.parse(session.expires_at) <= Date.now()) throw new UnauthorizedError();
+      const account = await ctx.queries.user(session.tenant_id, session.user_id);
+      if (!account || refused(account)) throw new UnauthorizedError();
+
+      const next = newRefreshToken(sessionId);
+      const rotated: CommandResult<unknown, { type: string }> = await ctx.commands.execute(
+        sessions,
+        sessionId,
+        { type: 'RotateRefreshToken', presentedHash: hashRefreshToken(presented), newHash: hashRefreshToken(next), expiresAt: refreshExpiry(), now: new Date().toISOString() },
+        { tenantId: session.tenant_id, causationId: request.id },
+      );
+      await settle(rotated.position);
+      // A retired token came back: the session is now revoked, for its holder too.
+      if (rotated.events.some((e) => e.type === 'SessionRevoked')) throw new UnauthorizedError();
+      return issue(reply, account, sessionId, next);
+    });
+
+    app.post(
+      '/v1/auth/logout',
+      { schema: { tags, summary: 'Revoke the refresh token given, or the calling session; clears the session cookie', body: LogoutRequest.nullish(), response: { 200: LogoutResponse } } },
+      async (request, reply) => {
+        const token = request.body?.refresh_token;
+        let result: CommandResult<unknown, unknown> | null = null;
+        if (token !== undefined) {
+          const sessionId = sessionIdOf(token);
+          const session = sessionId ? await ctx.queries.session(sessionId) : undefined;
+          if (!sessionId || !session) throw new UnauthorizedError();
+          result = await ctx.commands.execute(
+            sessions,
+            sessionId,
+            { type: 'RevokeSession', reason: 'logout', by: session.user_id, presentedHash: hashRefreshToken(token) },
+            { tenantId: session.tenant_id, causationId: request.id },
+          );
+        } else {
+          const principal = await requirePrincipal(request, ctx.tokens);
+          if (principal.sessionId !== undefined) {
+            result = await ctx.commands.execute(sessions, principal.sessionId, { type: 'RevokeSession', reason: 'logout', by: principal.userId }, { tenantId: principal.tenantId, causationId: request.id });
+          }
+        }
+        await settle(result?.position ?? null);
+        clearSessionCookie(reply, auth.session);
+        return { revoked: result !== null };
+      },
+    );
+  };
+}

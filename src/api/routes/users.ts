@@ -1,0 +1,267 @@
+/**
+ * Users: the admin API (`/v1/admin/users`, scoped to the caller's tenant; operators may name
+ * another tenant with `tenant_id`), and self-service (`/v1/users/me`: profile, preferences,
+ * password, multi-factor login).
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyRequest } from 'fastify';
+import type { UsersTable } from '../../adapters/sql/schema.js';
+import { mfaProof } from '../../auth/mfa.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, verifyPassword } from '../../auth/passwords.js';
+import { Permission } from '../../auth/rbac.js';
+import { newRecoveryCodes } from '../../auth/recovery-codes.js';
+import { Role, type Principal } from '../../auth/tokens.js';
+import { base32Decode, newTotpSecret, otpauthUrl, verifyTotp } from '../../auth/totp.js';
+import { sessions } from '../../commands/sessions/decider.js';
+import { createUser } from '../../commands/users/create-user.js';
+import { users, type UserCommand } from '../../commands/users/decider.js';
+import { AppError, BadRequestError, DomainError, NotFoundError, UnauthorizedError } from '../../errors.js';
+import { activeSessionIds } from '../../projections/sessions.js';
+import { requirePermission, requirePrincipal } from '../auth.js';
+import type { AppContext } from '../context.js';
+import { EntityId, isOperator } from './tenants.js';
+
+const UserId = z.object({ user_id: EntityId });
+const TenantQuery = z.object({ tenant_id: EntityId.optional().describe("operators only: another tenant's users (ignored for everyone else)") });
+const Password = z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).max(MAX_PASSWORD_LENGTH);
+
+export const CreateUserRequest = z.object({
+  email: z.string().trim().max(254).pipe(z.email()),
+  password: Password,
+  role: Role.default('user'),
+  tenant_id: EntityId.optional().describe("operators only: the new user's tenant (default: the caller's)"),
+});
+export const UpdateUserRequest = z.object({ role: Role.optional() });
+
+export const UserView = z.object({
+  id: z.string(),
+  object: z.literal('user'),
+  email: z.string(),
+  tenant_id: z.string(),
+  role: Role,
+  disabled: z.boolean(),
+  mfa_enabled: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type UserView = z.infer<typeof UserView>;
+
+export const MeView = z.object({
+  id: z.string(),
+  email: z.string(),
+  tenant_id: z.string(),
+  role: Role,
+  permissions: z.array(z.string()),
+  mfa_enabled: z.boolean(),
+  preferences: z.record(z.string(), z.unknown()),
+});
+
+export const UpdateMeRequest = z.object({
+  preferences: z.record(z.string(), z.unknown()).describe('merged into the stored preferences; a key set to null is removed'),
+});
+export const ChangePasswordRequest = z.object({ current_password: z.string().min(1).max(MAX_PASSWORD_LENGTH), new_password: Password });
+export const MfaEnrollResponse = z.object({
+  secret: z.string().describe('base32 TOTP secret (SHA-1, 6 digits, 30 s)'),
+  otpauth_url: z.string(),
+  recovery_codes: z.array(z.string()).describe('10 single-use codes, shown this once'),
+});
+export const MfaCodeRequest = z.object({ code: z.string().min(1).max(64) });
+
+export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  const mfaOn = ctx.config.auth.mfaEnabled;
+
+  const userView = (row: UsersTable): UserView => ({
+    id: row.id,
+    object: 'user',
+    email: row.email,
+    tenant_id: row.tenant_id,
+    role: row.role as Role,
+    disabled: row.disabled === 1,
+    mfa_enabled: mfaOn && row.mfa_enabled === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  });
+  const meView = (row: UsersTable): z.infer<typeof MeView> => ({
+    id: row.id,
+    email: row.email,
+    tenant_id: row.tenant_id,
+    role: row.role as Role,
+    permissions: ctx.rbac.permissionsOf(row.role),
+    mfa_enabled: mfaOn && row.mfa_enabled === 1,
+    preferences: JSON.parse(row.preferences) as Record<string, unknown>,
+  });
+
+  const settle = async (position: number | null) => {
+    if (position === null) return;
+    await Promise.all([ctx.runner.waitFor(position, { projections: ['accounts'] }), ctx.views.access.waitFor(position)]);
+  };
+
+  /** The tenant an admin request works in: the caller's, or for operators the one named. */
+  const scopeOf = (principal: Principal, named: string | undefined) => (named !== undefined && isOperator(principal) ? named : principal.tenantId);
+
+  const found = async (tenantId: string, id: string): Promise<UsersTable> => {
+    const row = await ctx.queries.user(tenantId, id);
+    if (!row) throw new NotFoundError('user not found', 'user_not_found');
+    return row;
+  };
+
+  /** The caller's own account (a token without one — e.g. minted by the CLI — has no "me"). */
+  const me = async (request: FastifyRequest): Promise<{ principal: Principal; row: UsersTable }> => {
+    const principal = await requirePrincipal(request, ctx.tokens);
+    const row = await ctx.queries.user(principal.tenantId, principal.userId);
+    if (!row) throw new UnauthorizedError();
+    return { principal, row };
+  };
+
+  const execute = (row: UsersTable, command: UserCommand, request: FastifyRequest) =>
+    ctx.commands.execute(users, row.id, command, { tenantId: row.tenant_id, causationId: request.id });
+
+  const requireMfaOn = () => {
+    if (!mfaOn) throw new BadRequestError('multi-factor login is not enabled on this installation (MFA_ENABLED)', 'mfa_disabled');
+  };
+
+  /** A wrong, replayed or spent code for verify / disable: 400, the caller stays logged in. */
+  const invalidCode = () => new BadRequestError('the code is not valid', 'invalid_mfa_code', 'code');
+
+  return async (app) => {
+    const manage = requirePermission(ctx, Permission.usersManage);
+    const adminTags = ['users'];
+    const meTags = ['me'];
+
+    app.post('/v1/admin/users', { preHandler: manage, schema: { tags: adminTags, summary: 'Create a user', body: CreateUserRequest, response: { 201: UserView } } }, async (request, reply) => {
+      const principal = await requirePrincipal(request, ctx.tokens);
+      const tenantId = scopeOf(principal, request.body.tenant_id);
+      const [tenant] = await ctx.queries.tenants(tenantId);
+      if (!tenant) throw new NotFoundError('tenant not found', 'tenant_not_found');
+      if (tenant.disabled === 1) throw new DomainError('the tenant is disabled', 'tenant_disabled');
+      const id = `usr_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
+      const position = await createUser(ctx.commands, { userId: id, tenantId, email: request.body.email, passwordHash: await hashPassword(request.body.password), role: request.body.role }, request.id);
+      await settle(position);
+      return reply.code(201).send(userView(await found(tenantId, id)));
+    });
+
+    app.get(
+      '/v1/admin/users',
+      { preHandler: manage, schema: { tags: adminTags, summary: "List the tenant's users", querystring: TenantQuery, response: { 200: z.object({ object: z.literal('list'), data: z.array(UserView) }) } } },
+      async (request) => {
+        const principal = await requirePrincipal(request, ctx.tokens);
+        return { object: 'list' as const, data: (await ctx.queries.users(scopeOf(principal, request.query.tenant_id))).map(userView) };
+      },
+    );
+
+    app.get('/v1/admin/users/:user_id', { preHandler: manage, schema: { tags: adminTags, summary: 'Get a user', params: UserId, querystring: TenantQuery, response: { 200: UserView } } }, async (request) => {
+      const principal = await requirePrincipal(request, ctx.tokens);
+      return userView(await found(scopeOf(principal, request.query.tenant_id), request.params.user_id));
+    });
+
+    app.patch(
+      '/v1/admin/users/:user_id',
+      { preHandler: manage, schema: { tags: adminTags, summary: "Change a user's role", params: UserId, querystring: TenantQuery, body: UpdateUserRequest, response: { 200: UserView } } },
+      async (request) => {
+        const principal = await requirePrincipal(request, ctx.tokens);
+        const row = await found(scopeOf(principal, request.query.tenant_id), request.params.user_id);
+        if (request.body.role !== undefined) {
+          if (row.id === principal.userId) throw new DomainError('admins cannot change their own role', 'cannot_change_own_role');
+          await settle((await execute(row, { type: 'ChangeRole', role: request.body.role, by: principal.userId }, request)).position);
+        }
+        return userView(await found(row.tenant_id, row.id));
+      },
+    );
+
+    for (const action of ['disable', 'enable'] as const) {
+      app.post(
+        `/v1/admin/users/:user_id/${action}`,
+        {
+          preHandler: manage,
+          schema: {
+            tags: adminTags,
+            summary: action === 'disable' ? 'Disable a user: refused at once on every instance, even with an unexpired token' : 'Enable a disabled user again',
+            params: UserId,
+            querystring: TenantQuery,
+            response: { 200: UserView },
+          },
+        },
+        async (request) => {
+          const principal = await requirePrincipal(request, ctx.tokens);
+          const row = await found(scopeOf(principal, request.query.tenant_id), request.params.user_id);
+          if (action === 'disable' && row.id === principal.userId) throw new DomainError('admins cannot disable themselves', 'cannot_disable_self');
+          const command: UserCommand = action === 'disable' ? { type: 'DisableUser', by: principal.userId } : { type: 'EnableUser', by: principal.userId };
+          await settle((await execute(row, command, request)).position);
+          return userView(await found(row.tenant_id, row.id));
+        },
+      );
+    }
+
+    app.get('/v1/users/me', { schema: { tags: meTags, summary: 'The calling user', response: { 200: MeView } } }, async (request) => meView((await me(request)).row));
+
+    app.patch('/v1/users/me', { schema: { tags: meTags, summary: "Change the calling user's preferences", body: UpdateMeRequest, response: { 200: MeView } } }, async (request) => {
+      const { row } = await me(request);
+      const preferences = JSON.parse(row.preferences) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(request.body.preferences)) {
+        if (value === null) delete preferences[key];
+        else preferences[key] = value;
+      }
+      await settle((await execute(row, { type: 'SetPreferences', preferences }, request)).position);
+      return meView(await found(row.tenant_id, row.id));
+    });
+
+    app.post(
+      '/v1/users/me/password',
+      { schema: { tags: meTags, summary: "Change the calling user's password; the user's other sessions are revoked", body: ChangePasswordRequest, response: { 200: z.object({ sessions_revoked: z.number() }) } } },
+      async (request) => {
+        const { principal, row } = await me(request);
+        if (!(await verifyPassword(request.body.current_password, row.password_hash))) throw new BadRequestError('the current password is wrong', 'invalid_password', 'current_password');
+        const changed = await execute(row, { type: 'ChangePassword', passwordHash: await hashPassword(request.body.new_password) }, request);
+        let position = changed.position ?? 0;
+        let revoked = 0;
+        for (const sessionId of await activeSessionIds(ctx.sql.db, row.tenant_id, row.id)) {
+          if (sessionId === principal.sessionId) continue;
+          const result = await ctx.commands.execute(sessions, sessionId, { type: 'RevokeSession', reason: 'password_changed', by: row.id }, { tenantId: row.tenant_id, causationId: request.id });
+          if (result.position !== null) revoked++;
+          position = Math.max(position, result.position ?? 0);
+        }
+        await Promise.all([settle(position), ctx.runner.waitFor(position, { projections: ['sessions'] }), ctx.views.revokedSessions.waitFor(position)]);
+        return { sessions_revoked: revoked };
+      },
+    );
+
+    app.post('/v1/users/me/mfa/enroll', { schema: { tags: meTags, summary: 'Start multi-factor enrollment: a new TOTP secret and recovery codes', response: { 200: MfaEnrollResponse } } }, async (request) => {
+      requireMfaOn();
+      const { row } = await me(request);
+      const secret = newTotpSecret();
+      const codes = newRecoveryCodes();
+      const result = await execute(row, { type: 'StartMfaEnrollment', secretSealed: ctx.mfa.secrets.seal(secret), recoveryCodeHashes: codes.map((c) => ctx.mfa.recoveryCodes.hash(c)) }, request);
+      await settle(result.position);
+      return { secret, otpauth_url: otpauthUrl(ctx.config.auth.mfaIssuer, row.email, secret), recovery_codes: codes };
+    });
+
+    app.post('/v1/users/me/mfa/verify', { schema: { tags: meTags, summary: 'Confirm enrollment with a code from the app: multi-factor login is on', body: MfaCodeRequest, response: { 200: MeView } } }, async (request) => {
+      requireMfaOn();
+      const { row } = await me(request);
+      const pending = row.mfa_pending_secret_sealed;
+      if (row.mfa_enabled === 1) throw new AppError(409, 'conflict_error', 'mfa_already_enabled', 'multi-factor login is already enabled');
+      if (!pending) throw new DomainError('no multi-factor enrollment is pending: enroll first', 'mfa_not_enrolled');
+      const step = verifyTotp(base32Decode(ctx.mfa.secrets.open(pending)), request.body.code, Date.now());
+      if (step === null) throw invalidCode();
+      await settle((await execute(row, { type: 'ConfirmMfaEnrollment', secretSealed: pending, step }, request)).position);
+      return meView(await found(row.tenant_id, row.id));
+    });
+
+    app.post('/v1/users/me/mfa/disable', { schema: { tags: meTags, summary: 'Turn multi-factor login off (needs a current code or a recovery code)', body: MfaCodeRequest, response: { 200: MeView } } }, async (request) => {
+      requireMfaOn();
+      const { row } = await me(request);
+      if (row.mfa_enabled !== 1) throw new DomainError('multi-factor login is not enabled for this user', 'mfa_not_enabled');
+      const proof = mfaProof(request.body.code, row.mfa_secret_sealed, ctx.mfa.secrets, ctx.mfa.recoveryCodes);
+      if (!proof) throw invalidCode();
+      try {
+        await settle((await execute(row, { type: 'DisableMfa', proof }, request)).position);
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'mfa_code_rejected') throw invalidCode();
+        throw error;
+      }
+      return meView(await found(row.tenant_id, row.id));
+    });
+  };
+}

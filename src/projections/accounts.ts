@@ -1,0 +1,185 @@
+/**
+ * Accounts read model: `tenants`, `users` and `user_roles` (one projection, so that one
+ * checkpoint describes all three and the access live view can be seeded from them consistently).
+ *
+ * The access live view is what every authenticated request checks, in memory: disabled tenants,
+ * disabled users, and the current role of users whose role changed after their token was issued.
+ */
+import type { TenantsTable, UsersTable } from '../adapters/sql/schema.js';
+import type { Role } from '../auth/tokens.js';
+import { TENANT_EVENT_TYPES, TenantEvent } from '../commands/tenants/events.js';
+import { USER_EVENT_TYPES, UserEvent } from '../commands/users/events.js';
+import type { StoredEvent } from '../ports/event-store.js';
+import type { LiveViewDefinition } from './runtime/live-view.js';
+import type { Projection, ReadModelDb } from './runtime/projection.js';
+
+export const tenantIdOf = (stream: string) => stream.slice('tenant-'.length);
+export const userIdOf = (stream: string) => stream.slice('user-'.length);
+
+/** TOTP steps used at login change nothing a reader sees: the decider alone keeps them. */
+const PROJECTED_USER_EVENTS = USER_EVENT_TYPES.filter((t) => t !== 'MfaTotpUsed');
+
+function isTenantEvent(stored: StoredEvent): boolean {
+  return (TENANT_EVENT_TYPES as readonly string[]).includes(stored.type);
+}
+
+export const accountsProjection: Projection = {
+  name: 'accounts',
+  version: 1,
+  eventTypes: [...TENANT_EVENT_TYPES, ...PROJECTED_USER_EVENTS],
+  async apply(trx, stored) {
+    const at = stored.occurred_at;
+    if (isTenantEvent(stored)) {
+      const event = TenantEvent.parse({ type: stored.type, data: stored.data });
+      const tenantId = tenantIdOf(stored.stream);
+      switch (event.type) {
+        case 'TenantCreated':
+          await trx.insertInto('tenants').values({ tenant_id: tenantId, name: event.data.name, disabled: 0, created_at: at, updated_at: at }).execute();
+          return;
+        case 'TenantDisabled':
+        case 'TenantEnabled':
+          await trx
+            .updateTable('tenants')
+            .set({ disabled: event.type === 'TenantDisabled' ? 1 : 0, updated_at: at })
+            .where('tenant_id', '=', tenantId)
+            .execute();
+          return;
+      }
+    }
+    const event = UserEvent.parse({ type: stored.type, data: stored.data });
+    const id = userIdOf(stored.stream);
+    const update = (set: Partial<UsersTable>) => trx.updateTable('users').set({ ...set, updated_at: at }).where('id', '=', id).execute();
+    switch (event.type) {
+      case 'UserCreated':
+        await trx
+          .insertInto('users')
+          .values({
+            id,
+            tenant_id: stored.tenant_id,
+            email: event.data.email,
+            password_hash: event.data.password_hash,
+            role: event.data.role,
+            disabled: 0,
+            mfa_enabled: 0,
+            mfa_secret_sealed: null,
+            mfa_pending_secret_sealed: null,
+            mfa_recovery_codes_left: 0,
+            preferences: '{}',
+            role_changed_at: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+        await trx.insertInto('user_roles').values({ user_id: id, tenant_id: stored.tenant_id, role: event.data.role }).execute();
+        return;
+      case 'UserDisabled':
+        await update({ disabled: 1 });
+        return;
+      case 'UserEnabled':
+        await update({ disabled: 0 });
+        return;
+      case 'UserRoleChanged':
+        await update({ role: event.data.role, role_changed_at: at });
+        await trx.deleteFrom('user_roles').where('user_id', '=', id).execute();
+        await trx.insertInto('user_roles').values({ user_id: id, tenant_id: stored.tenant_id, role: event.data.role }).execute();
+        return;
+      case 'PasswordChanged':
+        await update({ password_hash: event.data.password_hash });
+        return;
+      case 'PreferencesChanged':
+        await update({ preferences: JSON.stringify(event.data.preferences) });
+        return;
+      case 'MfaEnrollmentStarted':
+        // MFA is off while an enrollment is pending (the decider refuses one otherwise), so the
+        // count can already hold the new codes' number.
+        await update({ mfa_pending_secret_sealed: event.data.secret_sealed, mfa_recovery_codes_left: event.data.recovery_code_hashes.length });
+        return;
+      case 'MfaEnabled': {
+        const row = await trx.selectFrom('users').select('mfa_pending_secret_sealed').where('id', '=', id).executeTakeFirst();
+        await update({ mfa_enabled: 1, mfa_secret_sealed: row?.mfa_pending_secret_sealed ?? null, mfa_pending_secret_sealed: null });
+        return;
+      }
+      case 'MfaDisabled':
+        await update({ mfa_enabled: 0, mfa_secret_sealed: null, mfa_pending_secret_sealed: null, mfa_recovery_codes_left: 0 });
+        return;
+      case 'MfaRecoveryCodeUsed': {
+        const row = await trx.selectFrom('users').select('mfa_recovery_codes_left').where('id', '=', id).executeTakeFirst();
+        await update({ mfa_recovery_codes_left: Math.max(0, (row?.mfa_recovery_codes_left ?? 0) - 1) });
+        return;
+      }
+      case 'MfaTotpUsed':
+        return;
+    }
+  },
+  async reset(trx) {
+    await trx.deleteFrom('user_roles').execute();
+    await trx.deleteFrom('users').execute();
+    await trx.deleteFrom('tenants').execute();
+  },
+};
+
+/** What every authenticated request checks, in memory (no database round trip). */
+export interface AccessState {
+  disabledTenants: Set<string>;
+  disabledUsers: Set<string>;
+  /** Current role of users whose role changed (tokens carry the role they were issued with). */
+  roles: Map<string, Role>;
+}
+
+export const accessLiveView: LiveViewDefinition<AccessState> = {
+  projection: accountsProjection,
+  async load(db) {
+    const tenants = await db.selectFrom('tenants').select('tenant_id').where('disabled', '=', 1).execute();
+    const disabled = await db.selectFrom('users').select('id').where('disabled', '=', 1).execute();
+    const changed = await db.selectFrom('users').select(['id', 'role']).where('role_changed_at', 'is not', null).execute();
+    return {
+      disabledTenants: new Set(tenants.map((t) => t.tenant_id)),
+      disabledUsers: new Set(disabled.map((u) => u.id)),
+      roles: new Map(changed.map((u) => [u.id, u.role as Role])),
+    };
+  },
+  evolve(state, stored) {
+    switch (stored.type) {
+      case 'TenantDisabled':
+        state.disabledTenants.add(tenantIdOf(stored.stream));
+        break;
+      case 'TenantEnabled':
+        state.disabledTenants.delete(tenantIdOf(stored.stream));
+        break;
+      case 'UserDisabled':
+        state.disabledUsers.add(userIdOf(stored.stream));
+        break;
+      case 'UserEnabled':
+        state.disabledUsers.delete(userIdOf(stored.stream));
+        break;
+      case 'UserRoleChanged': {
+        const event = UserEvent.parse({ type: stored.type, data: stored.data });
+        if (event.type === 'UserRoleChanged') state.roles.set(userIdOf(stored.stream), event.data.role);
+        break;
+      }
+    }
+    return state;
+  },
+};
+
+export async function loadTenants(db: ReadModelDb, tenantId?: string): Promise<TenantsTable[]> {
+  let query = db.selectFrom('tenants').selectAll();
+  if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
+  return query.orderBy('created_at').orderBy('tenant_id').execute();
+}
+
+export async function loadUsers(db: ReadModelDb, tenantId: string): Promise<UsersTable[]> {
+  return db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+}
+
+/** A user by id within a tenant; `tenantId` null searches every tenant (operators only). */
+export async function loadUser(db: ReadModelDb, tenantId: string | null, id: string): Promise<UsersTable | undefined> {
+  let query = db.selectFrom('users').selectAll().where('id', '=', id);
+  if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+  return query.executeTakeFirst();
+}
+
+/** The login lookup: emails are unique across the installation, so this one is not tenant-scoped. */
+export async function loadUserByEmail(db: ReadModelDb, normalizedEmail: string): Promise<UsersTable | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', normalizedEmail).executeTakeFirst();
+}

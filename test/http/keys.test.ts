@@ -1,0 +1,214 @@
+/**
+ * API keys end to end on the real server: creation shape, secret shown once and stored hashed,
+ * and every enforcement rule on the relay with its documented answer. Runs on the embedded
+ * memory counters and on Redis.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
+import { call, startApp, type RunningApp } from '../support/app.js';
+import { createChannel } from '../support/relay.js';
+import { uniqueSuffix } from '../support/services.js';
+
+const services = inject('services');
+const urls = inject('serviceUrls');
+const redis = new URL(urls.redis);
+
+const variants: Array<[string, Record<string, string>, boolean]> = [
+  ['memory counters', {}, true],
+  ['redis counters', { CACHE_HOST: redis.hostname, CACHE_PORT: redis.port || '6379', CACHE_PREFIX: `sytest:${uniqueSuffix()}:` }, services.redis],
+];
+
+describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
+  let s: RunningApp;
+  let upstream: OpenAiFake;
+
+  beforeAll(async () => {
+    if (!enabled) return;
+    upstream = await startOpenAiFake();
+    s = await startApp({ ...env, HEALTH_CHECK_ENABLED: 'false', TRUSTED_PROXIES: '127.0.0.1/32, ::1', GEOIP_COUNTRY_HEADER: 'cf-ipcountry' });
+    await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['gpt-a', 'gpt-b', 'gpt-c'] });
+  });
+  afterAll(async () => {
+    if (!enabled) return;
+    await s.close();
+    await upstream.close();
+  });
+  beforeEach((ctx) => {
+    if (!enabled) ctx.skip();
+  });
+
+  async function newKey(body: Record<string, unknown>) {
+    const res = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'k', user_id: 'user-1', ...body } });
+    expect(res.status, res.text).toBe(201);
+    return res.json as { id: string; key: string } & Record<string, unknown>;
+  }
+  const chat = (key: string, model = 'gpt-a', headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) =>
+    call(`${s.url}/v1/chat/completions`, { token: key, headers, body: { model, messages: [{ role: 'user', content: 'hi' }], ...extra } });
+
+  it('creates a key with the spec shape, shows the secret once and stores only its hash', async () => {
+    const created = await newKey({
+      permissions: { models: ['gpt-a'], quota_limit: 100, rate_limits: { requests_per_minute: 60, tokens_per_hour: 100000 }, ip_whitelist: ['10.0.0.0/8'], expiry_date: '2099-01-01T00:00:00Z' },
+      model_restrictions: { allowed_models: ['gpt-b'], blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a' } },
+      rate_limits: { requests_per_hour: 1000, concurrent_requests: 4, burst_allowance: { multiplier: 2, duration: 10 } },
+      ip_restrictions: { allowed_ips: ['::1'], blocked_ips: ['10.0.0.9'], geographic_restrictions: { allowed_countries: ['de'], blocked_countries: [] } },
+    });
+    expect(created.key).toMatch(/^sk-[A-Za-z0-9_-]{43}$/);
+    expect(created).toMatchObject({
+      object: 'api_key',
+      user_id: 'user-1',
+      key_prefix: created.key.slice(0, 8),
+      permissions: { models: ['gpt-a', 'gpt-b'], quota_limit: 100, rate_limits: { requests_per_minute: 60, tokens_per_hour: 100000 }, ip_whitelist: ['10.0.0.0/8', '::1'], expiry_date: '2099-01-01T00:00:00.000Z' },
+      model_restrictions: { blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a' } },
+      rate_limits: { requests_per_hour: 1000, concurrent_requests: 4, burst_allowance: { multiplier: 2, duration: 10 } },
+      ip_restrictions: { blocked_ips: ['10.0.0.9'], geographic_restrictions: { allowed_countries: ['DE'] } },
+      revoked: false,
+    });
+    const fetched = await call(`${s.url}/api/admin/keys/${created.id}`, { token: s.adminToken });
+    expect(fetched.json).not.toHaveProperty('key');
+    expect(fetched.text).not.toContain(created.key);
+    const row = await s.app.ctx.sql.db.selectFrom('api_keys').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(row)).not.toContain(created.key.slice(8));
+    const events = await s.app.ctx.store.readStream(`apikey-${created.id}`);
+    expect(JSON.stringify(events)).not.toContain(created.key.slice(8));
+    const bad = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'x', user_id: 'u', ip_restrictions: { allowed_ips: ['999.1.1.1'] } } });
+    expect(bad.status).toBe(422);
+  });
+
+  it('relays with a valid key and answers 401 unauthorized for unknown and revoked keys', async () => {
+    const { id, key } = await newKey({});
+    expect((await chat(key)).status).toBe(200);
+    expect((await chat('sk-not-a-real-key')).json.error).toMatchObject({ code: 'unauthorized', message: 'unauthorized' });
+    const revoked = await call(`${s.url}/api/admin/keys/${id}`, { method: 'DELETE', token: s.adminToken });
+    expect(revoked.json).toEqual({ id, object: 'api_key', revoked: true });
+    const after = await chat(key);
+    expect(after.status).toBe(401);
+    expect(after.json.error.code).toBe('unauthorized');
+  });
+
+  it('answers 401 key_expired after the expiry date', async () => {
+    const { key } = await newKey({ permissions: { expiry_date: '2001-01-01T00:00:00Z' } });
+    const res = await chat(key);
+    expect(res.status).toBe(401);
+    expect(res.json.error.code).toBe('key_expired');
+  });
+
+  it('answers 403 model_not_allowed, resolving aliases first', async () => {
+    const { key } = await newKey({ permissions: { models: ['gpt-a', 'gpt-c'] }, model_restrictions: { blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a', sneaky: 'gpt-c' } } });
+    expect((await chat(key, 'gpt-a')).status).toBe(200);
+    expect((await chat(key, 'fast')).status).toBe(200);
+    expect(upstream.requests.at(-1)!.json).toMatchObject({ model: 'gpt-a' });
+    for (const model of ['gpt-b', 'gpt-c', 'sneaky']) {
+      const res = await chat(key, model);
+      expect(res.status, model).toBe(403);
+      expect(res.json.error.code).toBe('model_not_allowed');
+    }
+  });
+
+  it('answers 403 ip_not_allowed by address, CIDR (v4 and v6), block list and country', async () => {
+    const only10 = await newKey({ ip_restrictions: { allowed_ips: ['10.0.0.0/8'] } });
+    expect((await chat(only10.key)).json.error?.code).toBe('ip_not_allowed'); // the socket is 127.0.0.1
+    // Through a trusted proxy (127.0.0.1 is in TRUSTED_PROXIES) the forwarded address counts.
+    expect((await chat(only10.key, 'gpt-a', { 'x-forwarded-for': '10.1.2.3' })).status).toBe(200);
+    expect((await chat(only10.key, 'gpt-a', { 'x-forwarded-for': '11.1.2.3' })).status).toBe(403);
+    const v6 = await newKey({ ip_restrictions: { allowed_ips: ['2001:db8::/32'], blocked_ips: ['2001:db8::bad'] } });
+    expect((await chat(v6.key, 'gpt-a', { 'x-forwarded-for': '2001:db8::1' })).status).toBe(200);
+    expect((await chat(v6.key, 'gpt-a', { 'x-forwarded-for': '2001:db8::bad' })).status).toBe(403);
+    const geo = await newKey({ ip_restrictions: { geographic_restrictions: { allowed_countries: ['DE', 'FR'], blocked_countries: ['FR'] } } });
+    expect((await chat(geo.key, 'gpt-a', { 'cf-ipcountry': 'DE' })).status).toBe(200);
+    expect((await chat(geo.key, 'gpt-a', { 'cf-ipcountry': 'FR' })).json.error.code).toBe('ip_not_allowed');
+    expect((await chat(geo.key, 'gpt-a', { 'cf-ipcountry': 'US' })).status).toBe(403);
+    expect((await chat(geo.key)).status).toBe(403); // unknown country fails closed
+  });
+
+  it('answers 429 rate_limit_exceeded with Retry-After and rate-limit headers', async () => {
+    const { key } = await newKey({ permissions: { rate_limits: { requests_per_minute: 3 } } });
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await chat(key));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
+    expect(answers[0]!.headers.get('x-ratelimit-limit-requests')).toBe('3');
+    expect(answers[0]!.headers.get('x-ratelimit-remaining-requests')).toBe('2');
+    expect(answers[2]!.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    const refused = answers[3]!;
+    expect(refused.json.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+  });
+
+  it('lets a burst allowance raise the rate for its duration', async () => {
+    const { key } = await newKey({ rate_limits: { requests_per_minute: 6, burst_allowance: { multiplier: 2, duration: 30 } } });
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await chat(key)).status);
+    // 6/min plus the burst volume (2x for 30 s = 3 more) = 9 admitted, the 10th refused.
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 429]);
+  });
+
+  it('counts tokens per hour from real usage', async () => {
+    const { key } = await newKey({ rate_limits: { tokens_per_hour: 30 } });
+    const first = await chat(key);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit-tokens')).toBe('30');
+    expect((await chat(key)).status).toBe(200); // 18 tokens used: under 30
+    const third = await chat(key); // 36 used: refused
+    expect(third.status).toBe(429);
+    expect(third.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
+  });
+
+  it('caps concurrent requests', async () => {
+    const { key } = await newKey({ rate_limits: { concurrent_requests: 2 } });
+    upstream.mode = { kind: 'slow', delayMs: 300 };
+    try {
+      const results = await Promise.all([chat(key), chat(key), chat(key), chat(key)]);
+      expect(results.filter((r) => r.status === 200)).toHaveLength(2);
+      expect(results.filter((r) => r.status === 429 && r.json.error.code === 'rate_limit_exceeded')).toHaveLength(2);
+    } finally {
+      upstream.mode = { kind: 'reply' };
+    }
+    expect((await chat(key)).status).toBe(200); // slots came back
+  });
+
+  it('answers 429 insufficient_quota once the quota is used, never overshooting under concurrency', async () => {
+    // 1 credit = 1,000 tokens. Each request reserves its estimate (1 prompt token + max_tokens 20)
+    // before the upstream call and settles the real 18 tokens after.
+    const { key, id } = await newKey({ permissions: { quota_limit: 0.1 } }); // 100 tokens
+    const results = await Promise.all(Array.from({ length: 12 }, () => chat(key, 'gpt-a', {}, { max_tokens: 20 })));
+    const ok = results.filter((r) => r.status === 200).length;
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect(r.json.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    const used = await s.app.ctx.counters.get(`quota:${id}`);
+    expect(used).toBe(ok * 18 * 1000);
+    expect(used).toBeLessThanOrEqual(100 * 1000);
+  });
+
+  it('lets users manage their own keys on /v1/keys and nobody else’s', async () => {
+    const mine = await call(`${s.url}/v1/keys`, { token: s.userToken, body: { name: 'mine', rate_limits: { requests_per_minute: 5 } } });
+    expect(mine.status).toBe(201);
+    expect(mine.json.user_id).toBe('user-1');
+    const list = await call(`${s.url}/v1/keys`, { token: s.userToken });
+    expect(list.json.data.every((k: { user_id: string }) => k.user_id === 'user-1')).toBe(true);
+    const other = await s.app.ctx.tokens.issueAccessToken({ userId: 'user-2', tenantId: 'default', role: 'user' });
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { name: 'stolen' }],
+      ['DELETE', undefined],
+    ] as const) {
+      expect((await call(`${s.url}/v1/keys/${mine.json.id}`, { method, token: other, body })).status, method).toBe(404);
+    }
+    const renamed = await call(`${s.url}/v1/keys/${mine.json.id}`, { method: 'PATCH', token: s.userToken, body: { name: 'renamed', rate_limits: { requests_per_minute: 7 } } });
+    expect(renamed.json).toMatchObject({ name: 'renamed', rate_limits: { requests_per_minute: 7 } });
+    expect((await call(`${s.url}/api/admin/keys`, { token: s.userToken })).status).toBe(403);
+  });
+
+  it("hides one tenant's keys from another tenant's admins (404)", async () => {
+    const { id } = await newKey({});
+    const otherAdmin = await s.app.ctx.tokens.issueAccessToken({ userId: 'admin-b', tenantId: 'tenant-b', role: 'admin' });
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
+      expect((await call(`${s.url}/api/admin/keys/${id}`, { method, token: otherAdmin, body })).status, method).toBe(404);
+    }
+    expect((await call(`${s.url}/api/admin/keys`, { token: otherAdmin })).json.data).toEqual([]);
+  });
+});
