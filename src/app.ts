@@ -104,7 +104,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     await keysView.start();
     // First start: the default tenant and the root admin, projected before the first login.
     const bootstrapped = await bootstrap(store, commands, config, logger);
-    if (bootstrapped > 0) await Promise.all([runner.waitFor(bootstrapped, { projections: ['accounts'] }), accessView.waitFor(bootstrapped)]);
+    if (bootstrapped > 0) {
+      // Every projection and view past the bootstrap commits before the first request.
+      const views = [maintenanceView, channelsView, accessView, revokedSessions, keysView];
+      await Promise.all([runner.waitFor(bootstrapped), ...views.map((v) => v.waitFor(bootstrapped))]);
+    }
   } catch (error) {
     await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop()]);
     await runner.stop();

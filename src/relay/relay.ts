@@ -4,8 +4,7 @@
  * undici client, retries what is retryable on the next channel with exponential backoff, streams
  * without buffering, feeds channel health, and publishes exactly one usage event per request.
  */
-import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { EventEmitter, once } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
@@ -30,6 +29,10 @@ export interface RelayCaller {
   keyId: string | null;
   /** Channel ids this caller may use (API key restrictions); undefined = all of the tenant's. */
   allowedChannelIds?: ReadonlySet<string>;
+  /** The model to route when the caller's key resolved an alias (the client's name is still reported). */
+  model?: string;
+  /** Called once with the request's final usage, before it is published (API key settlement). */
+  onFinish?: (usage: UsageData) => void;
 }
 
 export interface RelayDeps {
@@ -55,6 +58,36 @@ class AttemptFailure extends Error {
 }
 
 const RETRY_AFTER_DEFAULT_MS = 5_000;
+
+/**
+ * "The client went away", in the form undici accepts as a request signal (an EventEmitter with
+ * `aborted` and `reason` that emits 'abort'). An AbortController is an EventTarget, and creating
+ * one per request was a visible share of the relay's CPU time.
+ */
+export class ClientGone extends EventEmitter {
+  aborted = false;
+  reason: Error | undefined;
+
+  abort(reason: Error): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
+
+/** Waits `ms`, or less if the client goes away meanwhile. */
+function backoff(ms: number, gone: ClientGone): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      gone.off('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    gone.once('abort', done);
+  });
+}
 
 function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const value = headers[name];
@@ -136,6 +169,7 @@ export class Relay {
     const usage = this.newUsage(request, caller, typeof body.model === 'string' ? body.model : '', body.stream === true, new Date());
     usage.status = error.status;
     usage.error_code = error.code;
+    caller.onFinish?.(usage);
     this.deps.usage.publish(usage);
     throw error;
   }
@@ -170,20 +204,20 @@ export class Relay {
     const usage = this.newUsage(request, caller, input.model, input.stream === true, startedAt);
 
     // Client gone: stop the upstream request too.
-    const abort = new AbortController();
+    const gone = new ClientGone();
     const onClose = () => {
-      if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
+      if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'));
     };
     reply.raw.once('close', onClose);
 
     try {
-      const { body, model, providers } = this.applyRequestMapping(input);
+      const { body, model, providers } = this.applyRequestMapping(caller.model === undefined ? input : { ...input, model: caller.model });
       const candidates = this.deps.router.candidates({ tenantId: caller.tenantId, model, providers, allowedChannelIds: caller.allowedChannelIds });
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
       const meta = responseMeta(Math.floor(startedAt.getTime() / 1000), input.model, input.stream_options?.include_usage === true);
-      await this.attempt(request, reply, body, candidates, meta, usage, abort.signal, t0);
+      await this.attempt(request, reply, body, candidates, meta, usage, gone, t0);
     } catch (error) {
       if (error instanceof AppError) {
         usage.status = error.status;
@@ -195,11 +229,12 @@ export class Relay {
       throw error;
     } finally {
       reply.raw.off('close', onClose);
-      if (abort.signal.aborted && usage.error_code === null) {
+      if (gone.aborted && usage.error_code === null) {
         usage.status = 499;
         usage.error_code = 'client_disconnected';
       }
       usage.latency_ms = Math.round((performance.now() - t0) * 100) / 100;
+      caller.onFinish?.(usage);
       this.deps.usage.publish(usage);
     }
   }
@@ -236,15 +271,15 @@ export class Relay {
     candidates: Candidate[],
     meta: ResponseMeta,
     usage: UsageData,
-    signal: AbortSignal,
+    gone: ClientGone,
     t0: number,
   ): Promise<void> {
     const { settings, health } = this.deps;
     const attempts = this.maxAttempts(body);
     let last: AttemptFailure | null = null;
     for (let i = 0; i < attempts; i++) {
-      if (i > 0) await sleep(settings.backoffBaseMs * settings.backoffMultiplier ** (i - 1), undefined, { signal }).catch(() => undefined);
-      if (signal.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+      if (i > 0) await backoff(settings.backoffBaseMs * settings.backoffMultiplier ** (i - 1), gone);
+      if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
       const candidate = candidates[i % candidates.length]!;
       const provider = PROVIDERS[candidate.channel.type];
       const ctx: ProviderContext = { channel: candidate.channel, model: candidate.upstreamModel };
@@ -257,9 +292,9 @@ export class Relay {
       const upstreamRequest = provider.buildRequest(body, ctx);
       let response: Dispatcher.ResponseData;
       try {
-        response = await this.deps.pools.request(upstreamRequest, signal);
+        response = await this.deps.pools.request(upstreamRequest, gone);
       } catch (error) {
-        if (signal.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+        if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
         last = classifyException(error);
         health.failure(candidate.channel, last.message, request.id);
         continue;

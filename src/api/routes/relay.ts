@@ -4,7 +4,10 @@
  */
 import { z } from 'zod';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { AppError } from '../../errors.js';
+import type { ActiveKey } from '../../projections/keys.js';
+import { KEY_PREFIX } from '../../relay/access/key-gate.js';
 import type { RelayCaller } from '../../relay/relay.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
 import { requirePrincipal } from '../auth.js';
@@ -86,11 +89,40 @@ function chatValidatorCompiler<T>(route: Parameters<FastifySchemaCompiler<T>>[0]
   return (data: unknown) => (isPlainChatRequest(data) ? { value: data } : viaZod(data));
 }
 
+/** Whether a key may use a model (GET /v1/models lists only those). */
+function isModelAllowed(key: ActiveKey, model: string): boolean {
+  const resolved = key.policy.model_aliases[model] ?? model;
+  return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
+}
+
 export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
-  /** Until API keys arrive, relay callers authenticate with an access token. */
-  const callerOf = async (request: FastifyRequest): Promise<RelayCaller> => {
+  /**
+   * API clients present an API key (`Bearer sk-...`): authenticated from the in-memory key
+   * directory (401 unauthorized / key_expired). The web UI and users with a session use their
+   * access token.
+   */
+  const callerOf = async (request: FastifyRequest): Promise<{ caller: RelayCaller; key: ActiveKey | null }> => {
+    const header = request.headers.authorization;
+    if (header !== undefined && header.startsWith(`Bearer ${KEY_PREFIX}`)) {
+      const key = ctx.keyGate.authenticate(header.slice(7).trim(), ctx.views.keys.state);
+      return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
+    }
     const principal = await requirePrincipal(request, ctx.tokens);
-    return { tenantId: principal.tenantId, userId: principal.userId, keyId: null };
+    return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
+  };
+
+  /**
+   * The key's rules, in their documented order (model, source, then rate limits, concurrency and
+   * quota in one counters round trip). The ticket settles real usage when the request ends.
+   */
+  const applyKey = async (request: FastifyRequest, reply: FastifyReply, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest) => {
+    const model = ctx.keyGate.resolveModel(key, body.model);
+    ctx.keyGate.checkSource(key, request);
+    const ticket = await ctx.keyGate.admit(key, model, body);
+    // Set on the raw response so they also reach streamed answers (written with writeHead).
+    for (const [name, value] of Object.entries(ticket.headers)) reply.raw.setHeader(name, value);
+    caller.model = model === body.model ? undefined : model;
+    caller.onFinish = (usage) => void ticket.settle(usage.total_tokens);
   };
 
   return async (app) => {
@@ -113,16 +145,26 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           reply.header('deprecation', 'true');
           reply.header('link', '</v1/chat/completions>; rel="successor-version"');
         }
-        const caller = await callerOf(request);
+        const { caller, key } = await callerOf(request);
         if (request.validationError) ctx.relay.reject(request, caller, validationError(request.validationError), request.body);
+        if (key) {
+          try {
+            await applyKey(request, reply, caller, key, request.body);
+          } catch (error) {
+            // Refused by the key's rules: still one usage event, then the documented answer.
+            if (error instanceof AppError) ctx.relay.reject(request, caller, error, request.body);
+            throw error;
+          }
+        }
         await ctx.relay.chatCompletions(request, reply, request.body, caller);
         return reply;
       });
     }
 
     app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, async (request) => {
-      const caller = await callerOf(request);
-      return { object: 'list' as const, data: ctx.relay.models(caller).map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'switchyard' })) };
+      const { caller, key } = await callerOf(request);
+      const models = ctx.relay.models(caller).filter((id) => !key || isModelAllowed(key, id));
+      return { object: 'list' as const, data: models.map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'switchyard' })) };
     });
   };
 }

@@ -96,18 +96,11 @@ export class KeyGate {
     if (limits.requests_per_minute) {
       const base = limits.requests_per_minute;
       const burst = limits.burst_allowance;
-      if (burst && burst.multiplier > 1) {
-        // The rate may reach multiplier x base for `duration` seconds: the minute window admits
-        // that extra volume once, and a window of `duration` caps the burst rate itself.
-        const burstMs = burst.duration * 1000;
-        const extra = Math.floor((burst.multiplier - 1) * base * Math.min(burstMs, MINUTE) / MINUTE);
-        windows.push({ key: `rl:${id}:rpm`, limit: base + extra, windowMs: MINUTE });
-        windows.push({ key: `rl:${id}:burst`, limit: Math.max(1, Math.ceil((burst.multiplier * base * burstMs) / MINUTE)), windowMs: burstMs });
-        requestWindow = { limit: base + extra, index: 0 };
-      } else {
-        windows.push({ key: `rl:${id}:rpm`, limit: base, windowMs: MINUTE });
-        requestWindow = { limit: base, index: 0 };
-      }
+      // burst_allowance {multiplier, duration}: the minute also admits the extra volume of running
+      // at multiplier x the rate for `duration` seconds: R + (multiplier - 1) * R * duration / 60.
+      const extra = burst && burst.multiplier > 1 ? Math.floor(((burst.multiplier - 1) * base * Math.min(burst.duration * 1000, MINUTE)) / MINUTE) : 0;
+      windows.push({ key: `rl:${id}:rpm`, limit: base + extra, windowMs: MINUTE });
+      requestWindow = { limit: base + extra, index: 0 };
     }
     if (limits.requests_per_hour) {
       windows.push({ key: `rl:${id}:rph`, limit: limits.requests_per_hour, windowMs: HOUR });
