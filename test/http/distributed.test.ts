@@ -7,6 +7,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
 import { readModelConfig } from '../support/databases.js';
+import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
 import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
@@ -74,6 +75,34 @@ describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
     expect(viaB.json).toMatchObject({ enabled: true, message: 'Cluster upgrade', changed_by: 'admin-1' });
     const off = await call(`${b.url}/v1/admin/maintenance`, { token: b.adminToken, body: { enabled: false } });
     expect(off.json.enabled).toBe(false);
+  });
+
+  it('admits exactly N requests per minute for one API key across both instances, and revokes it everywhere', async () => {
+    const upstream = await startOpenAiFake();
+    try {
+      const channel = await call(`${a.url}/v1/admin/channels`, { token: a.adminToken, body: { name: 'c', type: 'openai', base_url: upstream.baseUrl, key: 'test-key', models: ['gpt-x'] } });
+      expect(channel.status).toBe(201);
+      const created = await call(`${a.url}/api/admin/keys`, { token: a.adminToken, body: { name: 'shared', user_id: 'user-1', permissions: { rate_limits: { requests_per_minute: 5 } } } });
+      expect(created.status).toBe(201);
+      const key = created.json.key as string;
+      // B learns of the channel and the key from the bus.
+      await b.app.ctx.views.keys.waitFor(await a.app.ctx.store.headPosition());
+      await b.app.ctx.views.channels.waitFor(await a.app.ctx.store.headPosition());
+      const ask = (instance: RunningApp) => call(`${instance.url}/v1/chat/completions`, { token: key, body: { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] } });
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => ask(i % 2 === 0 ? a : b)));
+      expect(results.filter((r) => r.status === 200)).toHaveLength(5);
+      expect(results.filter((r) => r.status === 429 && r.json.error.code === 'rate_limit_exceeded')).toHaveLength(7);
+
+      const revoked = await call(`${a.url}/api/admin/keys/${created.json.id}`, { method: 'DELETE', token: a.adminToken });
+      expect(revoked.status).toBe(200);
+      const started = Date.now();
+      let onB = await ask(b);
+      while (onB.status !== 401 && Date.now() - started < 1000) onB = await ask(b);
+      expect(onB.status).toBe(401);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('applies the shared projection exactly once and rebuilds it to the same state', async () => {
