@@ -26,6 +26,7 @@ import { projections } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { accessLiveView, loadTenants, loadUser, loadUserByEmail, loadUsers } from './projections/accounts.js';
 import { channelDirectoryView, loadChannelRows } from './projections/channels.js';
+import { seedQuotaCounters } from './projections/key-usage.js';
 import { keyDirectoryView } from './projections/keys.js';
 import { isRevoked, revokedSessionsView } from './projections/sessions.js';
 import { GeoLocator } from './relay/access/geo.js';
@@ -102,6 +103,9 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     await accessView.start();
     await revokedSessions.start();
     await keysView.start();
+    // Quota counters are not durable: put back what each key has used (from the usage read model).
+    await runner.waitFor(await store.headPosition(), { projections: ['key_usage'], timeoutMs: 60_000 }).catch(() => undefined);
+    await seedQuotaCounters(sql.db, counters);
     // First start: the default tenant and the root admin, projected before the first login.
     const bootstrapped = await bootstrap(store, commands, config, logger);
     if (bootstrapped > 0) {

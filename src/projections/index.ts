@@ -1,9 +1,10 @@
 /** Every projection the runner drives, by name. Add a new one here after writing its file. */
 import { accountsProjection } from './accounts.js';
 import { channelsProjection } from './channels.js';
+import { keyUsageProjection } from './key-usage.js';
 import { keysProjection } from './keys.js';
 import { maintenanceProjection } from './maintenance.js';
 import type { Projection } from './runtime/projection.js';
 import { sessionsProjection } from './sessions.js';
 
-export const projections: readonly Projection[] = [maintenanceProjection, channelsProjection, accountsProjection, sessionsProjection, keysProjection];
+export const projections: readonly Projection[] = [maintenanceProjection, channelsProjection, accountsProjection, sessionsProjection, keysProjection, keyUsageProjection];

@@ -134,6 +134,14 @@ export interface SessionsTable {
   refreshed_at: string | null;
 }
 
+export interface KeyUsageTable {
+  key_id: string;
+  tenant_id: string;
+  requests: number;
+  total_tokens: number;
+  updated_at: string;
+}
+
 export interface ReadModelTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   maintenance_state: MaintenanceStateTable;
@@ -145,4 +153,5 @@ export interface ReadModelTables {
   user_roles: UserRolesTable;
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
+  key_usage: KeyUsageTable;
 }
