@@ -29,13 +29,13 @@ function refusedWith(error: unknown, code: string): boolean {
 
 /**
  * Creates what is missing. Returns the log position to wait for before serving: the root admin's
- * creation, whoever appended it (so that it can log in at once on this instance too).
+ * creation when this start made it or raced another instance making it (so that it can log in at
+ * once here too); 0 on a restart of a bootstrapped installation (nothing to wait for).
  */
 export async function bootstrap(store: EventStore, commands: CommandBus, config: Config, logger: Logger): Promise<number> {
   const rootStream = streamName(users.category, ROOT_ADMIN_ID);
   const rootCreatedAt = async () => (await store.readStream(rootStream))[0]?.position ?? 0;
-  const existing = await rootCreatedAt();
-  if (existing > 0) return existing;
+  if ((await rootCreatedAt()) > 0) return 0;
   let position = 0;
   try {
     const created = await commands.execute(tenants, DEFAULT_TENANT, { type: 'CreateTenant', tenantId: DEFAULT_TENANT, name: 'Default' }, { tenantId: DEFAULT_TENANT, causationId: CAUSE });

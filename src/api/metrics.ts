@@ -47,11 +47,13 @@ export class Metrics {
 
   /** Records every response of `app` (route label = the route pattern, never the raw URL). */
   instrument(app: FastifyInstance) {
-    app.addHook('onResponse', async (request, reply) => {
+    // A callback hook rather than an async one: no promise per response.
+    app.addHook('onResponse', (request, reply, done) => {
       const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
       this.httpRequests.inc(labels);
       this.httpDuration.observe(labels, reply.elapsedTime / 1000);
       if (reply.statusCode >= 400) this.httpErrors.inc(labels);
+      done();
     });
   }
 }

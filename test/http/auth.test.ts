@@ -5,7 +5,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../../src/auth/tokens.js';
-import { call, createUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { call, createUser, login, loginAsAdmin, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 
 const UNAUTHORIZED = { error: { message: 'unauthorized', type: 'authentication_error', code: 'unauthorized', param: null } };
 
@@ -209,8 +209,8 @@ describe('authentication', () => {
       const user = await login(s.url, s.userEmail, TEST_USER_PASSWORD);
       expect((await call(`${s.url}/v1/users/me`, { headers: { cookie: `sy_session=${user.access_token}` } })).status).toBe(503);
       expect((await refresh(user.refresh_token)).status).toBe(200);
-      const admin = await call(`${s.url}/v1/auth/login`, { body: { email: 'admin@switchyard.test', password: 'admin-password-for-tests' } });
-      expect((await call(`${s.url}/v1/users/me`, { headers: { cookie: `sy_session=${admin.json.access_token}` } })).status).toBe(200);
+      const root = await loginAsAdmin(s); // the bootstrap admin
+      expect((await call(`${s.url}/v1/users/me`, { headers: { cookie: `sy_session=${root.access_token}` } })).json).toMatchObject({ id: 'usr_root', role: 'admin' });
     } finally {
       await call(`${s.url}/v1/admin/maintenance`, { token: s.adminToken, body: { enabled: false } });
     }

@@ -19,7 +19,8 @@ function run(args: string[], env: Record<string, string>, waitFor?: RegExp): Pro
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      if (waitFor && waitFor.test(stdout)) child.kill('SIGTERM');
+      // Once: a second SIGTERM while shutting down makes tsx force-kill its child (exit 143).
+      if (waitFor && !child.killed && waitFor.test(stdout)) child.kill('SIGTERM');
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

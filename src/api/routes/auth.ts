@@ -82,6 +82,9 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     }
   };
 
+  // Computed now, in the background, so that the first unknown email is not slower than later ones.
+  void dummyPasswordHash();
+
   return async (app) => {
     app.post('/v1/auth/login', { schema: { tags, summary: 'Log in with email and password (and an MFA code when enabled)', body: LoginRequest, response: { 200: TokenPair } } }, async (request, reply) => {
       const account = await ctx.queries.userByEmail(normalizeEmail(request.body.email));
