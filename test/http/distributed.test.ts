@@ -112,7 +112,7 @@ describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
     const live = await a.app.ctx.queries.maintenance();
     expect(live).toMatchObject({ enabled: false, changed_by: 'admin-1' });
     const [checkpoint] = await a.app.ctx.sql.db.selectFrom('projection_checkpoints').selectAll().where('name', '=', 'maintenance').execute();
-    expect(checkpoint!.position).toBe(head);
+    expect(checkpoint!.position).toBeGreaterThanOrEqual(head); // later usage commits may follow
 
     await b.app.ctx.runner.rebuild('maintenance');
     await a.app.ctx.runner.waitFor(head);

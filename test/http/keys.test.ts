@@ -70,8 +70,12 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect(JSON.stringify(row)).not.toContain(created.key.slice(8));
     const events = await s.app.ctx.store.readStream(`apikey-${created.id}`);
     expect(JSON.stringify(events)).not.toContain(created.key.slice(8));
-    const bad = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'x', user_id: 'u', ip_restrictions: { allowed_ips: ['999.1.1.1'] } } });
+    const bad = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'x', user_id: 'user-1', ip_restrictions: { allowed_ips: ['999.1.1.1'] } } });
     expect(bad.status).toBe(422);
+    expect(bad.json.error.code).toBe('invalid_ip_rule');
+    const nobody = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'x', user_id: 'no-such-user' } });
+    expect(nobody.status).toBe(404);
+    expect(nobody.json.error.code).toBe('user_not_found');
   });
 
   it('relays with a valid key and answers 401 unauthorized for unknown and revoked keys', async () => {

@@ -17,7 +17,7 @@ import { apiKeys } from '../../commands/keys/decider.js';
 import type { KeyPolicy } from '../../commands/keys/events.js';
 import { NotFoundError } from '../../errors.js';
 import { hashKey, KEY_PREFIX } from '../../relay/access/key-gate.js';
-import { requirePrincipal, requireRole } from '../auth.js';
+import { requirePermission, requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
 
 const positive = z.number().int().positive().nullable().optional();
@@ -191,6 +191,8 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           const principal = await requirePrincipal(request, ctx.tokens);
           const body = request.body as z.infer<typeof CreateKeyRequest>;
           const userId = own ? principal.userId : body.user_id;
+          // A key belongs to a user of the caller's tenant (another tenant's user looks missing).
+          if (!own && !(await ctx.queries.user(principal.tenantId, userId))) throw new NotFoundError(`user ${userId} not found`, 'user_not_found');
           const id = `key_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
           const secret = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
           const result = await ctx.commands.execute(
@@ -248,6 +250,6 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     };
 
     mount('/api/admin/keys', requireRole(ctx.tokens, 'admin', ctx.config.auth.rbacEnabled), false);
-    mount('/v1/keys', async (request) => void (await requirePrincipal(request, ctx.tokens)), true);
+    mount('/v1/keys', requirePermission(ctx, 'keys:manage_own'), true);
   };
 }

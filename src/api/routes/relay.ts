@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { AppError } from '../../errors.js';
+import { AppError, ForbiddenError } from '../../errors.js';
 import type { ActiveKey } from '../../projections/keys.js';
 import { KEY_PREFIX } from '../../relay/access/key-gate.js';
 import type { RelayCaller } from '../../relay/relay.js';
@@ -108,6 +108,7 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
     const principal = await requirePrincipal(request, ctx.tokens);
+    if (!ctx.rbac.allows(principal.role, 'chat:use')) throw new ForbiddenError('this account may not use the relay (permission chat:use)', 'forbidden');
     return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
   };
 
