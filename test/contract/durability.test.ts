@@ -14,12 +14,13 @@ import { SqliteEventStore } from '../../src/adapters/event-store/sqlite.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { uniqueSuffix } from '../support/services.js';
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
 const LOOP = join(process.cwd(), 'test', 'support', 'append-loop.ts');
 
 function appendUntilKilled(args: string[], acks: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [LOOP, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // node itself (with tsx as a loader), not the tsx wrapper: SIGKILL must hit the writer, and a
+    // wrapper cannot forward SIGKILL, which would leave the writer running forever.
+    const child = spawn(process.execPath, ['--import', 'tsx', LOOP, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {

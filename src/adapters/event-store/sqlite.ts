@@ -146,10 +146,30 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll({ after, limit = 1000 }: ReadAllOptions): Promise<Commit[]> {
-    return this.readAllSync(after, limit);
+    return this.readAllUncached(after, limit); // callers of readAll want the log as it is now
   }
 
+  /**
+   * Recent non-empty reads, by (after, limit). Every subscriber in the process (projectors, live
+   * views) wakes on the same append and reads the same commits: the first one reads and parses
+   * them, the others share the result. A cached read is an immutable prefix of the log, so it is
+   * never wrong, at worst short; empty reads are never cached, so tailing still sees new commits.
+   */
+  private readonly recentReads = new Map<string, Commit[]>();
+
   private readAllSync(after: number, limit: number): Commit[] {
+    const cacheKey = `${after}:${limit}`;
+    const cached = this.recentReads.get(cacheKey);
+    if (cached) return cached;
+    const result = this.readAllUncached(after, limit);
+    if (result.length > 0) {
+      this.recentReads.set(cacheKey, result);
+      if (this.recentReads.size > 32) this.recentReads.delete(this.recentReads.keys().next().value!);
+    }
+    return result;
+  }
+
+  private readAllUncached(after: number, limit: number): Commit[] {
     const commits = this.statements.commitsAfter.all(after, limit);
     if (commits.length === 0) return [];
     const byPosition = new Map<number, Commit>(commits.map((c) => [c.position, { position: c.position, stream: c.stream, events: [] }]));
