@@ -1,30 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../../src/errors.js';
 import type { Channel } from '../../../src/relay/channel.js';
 import { crc32, encodeMessage, EventStreamDecoder, headerString } from '../../../src/relay/providers/bedrock/eventstream.js';
 import { bedrockProvider, createBedrockProvider } from '../../../src/relay/providers/bedrock/index.js';
 import { toConverseRequest } from '../../../src/relay/providers/bedrock/request.js';
 import { canonicalUri, signRequest } from '../../../src/relay/providers/bedrock/sigv4.js';
-import type { ProviderContext, ResponseMeta, StreamConverter } from '../../../src/relay/providers/provider.js';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../../../src/relay/schema.js';
+import type { ChatCompletionRequest } from '../../../src/relay/schema.js';
+import { channelOf, chunksOf, ctxOf, expect400, metaOf, runEverySplit } from './stream-helpers.js';
 
 const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
-const channel: Channel = {
-  id: 'c1',
-  tenantId: 't',
-  name: 'x',
-  type: 'bedrock',
-  baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com',
+const channel = channelOf('bedrock', { region: 'us-east-1' }, 'https://bedrock-runtime.us-east-1.amazonaws.com', {
   apiKey: 'AKIDEXAMPLE:wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
   models: [MODEL],
-  modelMapping: {},
-  priority: 0,
-  weight: 1,
-  enabled: true,
-  config: { region: 'us-east-1' },
-};
-const ctx: ProviderContext = { channel, model: MODEL };
-const meta: ResponseMeta = { id: 'chatcmpl-test', created: 1_700_000_000, model: MODEL, includeUsage: true };
+});
+const ctx = ctxOf(channel, MODEL);
+const meta = metaOf(true, { id: 'chatcmpl-test', model: MODEL });
 const FIXED = new Date('2024-05-01T10:20:30Z');
 const pinned = createBedrockProvider({ now: () => FIXED });
 
@@ -34,51 +23,6 @@ function req(partial: Partial<ChatCompletionRequest>): ChatCompletionRequest {
 
 function bodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   return JSON.parse(pinned.buildRequest(request, ctx).body!) as Record<string, unknown>;
-}
-
-function expect400(fn: () => unknown, param: RegExp) {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(BadRequestError);
-    const e = error as BadRequestError;
-    expect(e.status).toBe(400);
-    expect(e.code).toBe('unsupported_parameter');
-    expect(e.param).toMatch(param);
-    return;
-  }
-  throw new Error('expected a 400');
-}
-
-interface StreamError {
-  error: { message: string; type: string; code: string; param: null };
-}
-
-/** The chunks of a converted stream, apart from in-band error events. */
-function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; errors: StreamError[]; done: boolean } {
-  const events = sse.split('\n\n').filter((e) => e !== '');
-  const done = events[events.length - 1] === 'data: [DONE]';
-  const parsed = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
-  const isError = (e: ChatCompletionChunk | StreamError): e is StreamError => 'error' in e;
-  return { chunks: parsed.filter((e): e is ChatCompletionChunk => !isError(e)), errors: parsed.filter(isError), done };
-}
-
-/** Converts `bytes` fed in one push, split at every byte boundary, and byte by byte: all must agree. */
-function convertEverySplit(make: () => StreamConverter, bytes: Buffer) {
-  const whole = make();
-  const reference = whole.push(bytes) + whole.end();
-  const outcome = whole.outcome();
-  for (let i = 0; i <= bytes.length; i++) {
-    const c = make();
-    const out = c.push(bytes.subarray(0, i)) + c.push(bytes.subarray(i)) + c.end();
-    expect(out, `split at ${i}`).toBe(reference);
-    expect(c.outcome()).toEqual(outcome);
-  }
-  const single = make();
-  let out = '';
-  for (let i = 0; i < bytes.length; i++) out += single.push(bytes.subarray(i, i + 1));
-  expect(out + single.end()).toBe(reference);
-  return { sse: reference, outcome };
 }
 
 const event = (type: string, payload: Record<string, unknown>) =>
@@ -417,7 +361,7 @@ describe('bedrock stream', () => {
   ]);
 
   it('converts text, identical for every split; role first, finish last, usage before [DONE]', () => {
-    const { sse, outcome } = convertEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), textStream);
+    const { out: sse, outcome } = runEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), textStream);
     const { chunks, done } = chunksOf(sse);
     expect(done).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Héllo ' }, { content: '世界 🎉' }, {}, undefined]);
@@ -459,7 +403,7 @@ describe('bedrock stream', () => {
       event('messageStop', { stopReason: 'tool_use' }),
       event('metadata', { usage }),
     ]);
-    const { sse, outcome } = convertEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
     const deltas = chunksOf(sse).chunks.map((c) => c.choices[0]?.delta);
     expect(deltas).toEqual([
       { role: 'assistant', content: '' },
@@ -482,7 +426,7 @@ describe('bedrock stream', () => {
       encodeMessage({ ':exception-type': 'throttlingException', ':content-type': 'application/json', ':message-type': 'exception' }, '{"message":"Too many tokens"}'),
       event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'ignored' } }),
     ]);
-    const { sse, outcome } = convertEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
     expect(outcome.error).toEqual({ message: 'Too many tokens', code: 'throttlingException' });
     expect(outcome.completionText).toBe('Hel');
     expect(outcome.finishReason).toBeNull();
@@ -502,7 +446,7 @@ describe('bedrock stream', () => {
     const bad = Buffer.from(event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'lo' } }));
     bad[bad.length - 1]! ^= 0xff;
     const bytes = Buffer.concat([event('messageStart', { role: 'assistant' }), event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hel' } }), bad, event('messageStop', { stopReason: 'end_turn' })]);
-    const { sse, outcome } = convertEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => bedrockProvider.createStreamConverter(ctx, meta), bytes);
     expect(chunksOf(sse).errors).toHaveLength(1);
     expect(outcome.error?.code).toBe('invalid_event_stream');
     expect(outcome.error?.message).toMatch(/CRC/);

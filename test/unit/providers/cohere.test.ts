@@ -1,26 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, BadRequestError } from '../../../src/errors.js';
-import type { Channel } from '../../../src/relay/channel.js';
+import { AppError } from '../../../src/errors.js';
 import { cohereProvider } from '../../../src/relay/providers/cohere/index.js';
-import type { ProviderContext, ResponseMeta, StreamConverter } from '../../../src/relay/providers/provider.js';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../../../src/relay/schema.js';
+import type { ChatCompletionRequest } from '../../../src/relay/schema.js';
+import { channelOf, chunksOf, ctxOf, expect400, metaOf, runEverySplit } from './stream-helpers.js';
 
-const channel: Channel = {
-  id: 'c1',
-  tenantId: 't',
-  name: 'x',
-  type: 'cohere',
-  baseUrl: 'https://api.cohere.com',
-  apiKey: 'test-key',
-  models: ['command-r-plus'],
-  modelMapping: {},
-  priority: 0,
-  weight: 1,
-  enabled: true,
-  config: {},
-};
-const ctx: ProviderContext = { channel, model: 'command-r-plus' };
-const meta: ResponseMeta = { id: 'chatcmpl-test', created: 1_700_000_000, model: 'command-r-plus', includeUsage: true };
+const channel = channelOf('cohere', {}, 'https://api.cohere.com', { models: ['command-r-plus'] });
+const ctx = ctxOf(channel, 'command-r-plus');
+const meta = metaOf(true, { id: 'chatcmpl-test', model: 'command-r-plus' });
 
 function req(partial: Partial<ChatCompletionRequest>): ChatCompletionRequest {
   return { model: 'cmd', messages: [{ role: 'user', content: 'hi' }], ...partial };
@@ -28,48 +14,6 @@ function req(partial: Partial<ChatCompletionRequest>): ChatCompletionRequest {
 
 function bodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   return JSON.parse(cohereProvider.buildRequest(request, ctx).body!) as Record<string, unknown>;
-}
-
-function expect400(fn: () => unknown, param: RegExp) {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(BadRequestError);
-    expect((error as BadRequestError).code).toBe('unsupported_parameter');
-    expect((error as BadRequestError).param).toMatch(param);
-    return;
-  }
-  throw new Error('expected a 400');
-}
-
-interface StreamError {
-  error: { message: string; type: string; code: string; param: null };
-}
-
-/** The chunks of a converted stream, apart from in-band error events. */
-function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; errors: StreamError[]; done: boolean } {
-  const events = sse.split('\n\n').filter((e) => e !== '');
-  const done = events[events.length - 1] === 'data: [DONE]';
-  const parsed = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
-  const isError = (e: ChatCompletionChunk | StreamError): e is StreamError => 'error' in e;
-  return { chunks: parsed.filter((e): e is ChatCompletionChunk => !isError(e)), errors: parsed.filter(isError), done };
-}
-
-function convertEverySplit(make: () => StreamConverter, bytes: Buffer) {
-  const whole = make();
-  const reference = whole.push(bytes) + whole.end();
-  const outcome = whole.outcome();
-  for (let i = 0; i <= bytes.length; i++) {
-    const c = make();
-    const out = c.push(bytes.subarray(0, i)) + c.push(bytes.subarray(i)) + c.end();
-    expect(out, `split at ${i}`).toBe(reference);
-    expect(c.outcome()).toEqual(outcome);
-  }
-  const single = make();
-  let out = '';
-  for (let i = 0; i < bytes.length; i++) out += single.push(bytes.subarray(i, i + 1));
-  expect(out + single.end()).toBe(reference);
-  return { sse: reference, outcome };
 }
 
 const sse = (type: string, payload: Record<string, unknown> = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
@@ -231,7 +175,7 @@ describe('cohere stream', () => {
         sse('message-end', { delta: { finish_reason: 'COMPLETE', usage } }),
       'utf8',
     );
-    const { sse: out, outcome } = convertEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
+    const { out, outcome } = runEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
     const { chunks, done } = chunksOf(out);
     expect(done).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Héllo ' }, { content: '世界 🎉' }, {}, undefined]);
@@ -265,7 +209,7 @@ describe('cohere stream', () => {
         sse('tool-call-end', { index: 1 }) +
         sse('message-end', { delta: { finish_reason: 'TOOL_CALL', usage } }),
     );
-    const { sse: out, outcome } = convertEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
+    const { out, outcome } = runEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
     expect(chunksOf(out).chunks.map((c) => c.choices[0]?.delta)).toEqual([
       { role: 'assistant', content: '' },
       { content: 'Checking.' },
@@ -286,7 +230,7 @@ describe('cohere stream', () => {
         sse('message-end', { delta: { finish_reason: 'ERROR', error: 'model overloaded', usage } }) +
         sse('content-delta', { index: 0, delta: { message: { content: { text: 'ignored' } } } }),
     );
-    const { sse: out, outcome } = convertEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
+    const { out, outcome } = runEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), bytes);
     expect(outcome.error).toEqual({ message: 'model overloaded', code: 'ERROR' });
     expect(outcome.finishReason).toBeNull();
     expect(outcome.completionText).toBe('Hel');
@@ -305,7 +249,7 @@ describe('cohere stream', () => {
 
   it('handles a missing final blank line and \\r\\n line ends', () => {
     const text = (sse('message-start', { id: 'a' }) + sse('content-delta', { delta: { message: { content: { text: 'x' } } } }) + sse('message-end', { delta: { finish_reason: 'COMPLETE' } })).replace(/\n/g, '\r\n').replace(/\r\n\r\n$/, '');
-    const { outcome } = convertEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), Buffer.from(text));
+    const { outcome } = runEverySplit(() => cohereProvider.createStreamConverter(ctx, meta), Buffer.from(text));
     expect(outcome.finishReason).toBe('stop');
     expect(outcome.completionText).toBe('x');
   });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../../src/errors.js';
 import { geminiProvider } from '../../../src/relay/providers/gemini/index.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../../src/relay/schema.js';
-import { channelOf, ctxOf, metaOf, payloadsOf, runEverySplit } from './stream-helpers.js';
+import { badRequest, channelOf, ctxOf, metaOf, payloadsOf, runEverySplit } from './stream-helpers.js';
 
 const ctx = ctxOf(channelOf('gemini'), 'gemini-x');
 const meta = metaOf();
@@ -14,18 +13,6 @@ function req(extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function body(request: ChatCompletionRequest): any {
   return JSON.parse(geminiProvider.buildRequest(request, ctx).body!);
-}
-
-function badRequest(fn: () => unknown, param: string) {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(BadRequestError);
-    expect((error as BadRequestError).status).toBe(400);
-    expect((error as BadRequestError).param).toBe(param);
-    return error as BadRequestError;
-  }
-  return expect.fail(`expected a 400 for ${param}`);
 }
 
 describe('gemini buildRequest', () => {

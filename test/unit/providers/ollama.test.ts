@@ -1,26 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, BadRequestError } from '../../../src/errors.js';
-import type { Channel } from '../../../src/relay/channel.js';
+import { AppError } from '../../../src/errors.js';
 import { ollamaProvider } from '../../../src/relay/providers/ollama/index.js';
-import type { ProviderContext, ResponseMeta, StreamConverter } from '../../../src/relay/providers/provider.js';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../../../src/relay/schema.js';
+import type { ChatCompletionRequest } from '../../../src/relay/schema.js';
+import { channelOf, chunksOf, ctxOf, expect400, metaOf, runEverySplit } from './stream-helpers.js';
 
-const channel: Channel = {
-  id: 'c1',
-  tenantId: 't',
-  name: 'x',
-  type: 'ollama',
-  baseUrl: 'http://127.0.0.1:11434',
-  apiKey: '',
-  models: ['llama3.2'],
-  modelMapping: {},
-  priority: 0,
-  weight: 1,
-  enabled: true,
-  config: {},
-};
-const ctx: ProviderContext = { channel, model: 'llama3.2' };
-const meta: ResponseMeta = { id: 'chatcmpl-test', created: 1_700_000_000, model: 'alias', includeUsage: true };
+const channel = channelOf('ollama', {}, 'http://127.0.0.1:11434', { apiKey: '', models: ['llama3.2'] });
+const ctx = ctxOf(channel, 'llama3.2');
+const meta = metaOf(true, { id: 'chatcmpl-test', model: 'alias' });
 
 function req(partial: Partial<ChatCompletionRequest>): ChatCompletionRequest {
   return { model: 'alias', messages: [{ role: 'user', content: 'hi' }], ...partial };
@@ -28,48 +14,6 @@ function req(partial: Partial<ChatCompletionRequest>): ChatCompletionRequest {
 
 function bodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   return JSON.parse(ollamaProvider.buildRequest(request, ctx).body!) as Record<string, unknown>;
-}
-
-function expect400(fn: () => unknown, param: RegExp) {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(BadRequestError);
-    expect((error as BadRequestError).code).toBe('unsupported_parameter');
-    expect((error as BadRequestError).param).toMatch(param);
-    return;
-  }
-  throw new Error('expected a 400');
-}
-
-interface StreamError {
-  error: { message: string; type: string; code: string; param: null };
-}
-
-/** The chunks of a converted stream, apart from in-band error events. */
-function chunksOf(sse: string): { chunks: ChatCompletionChunk[]; errors: StreamError[]; done: boolean } {
-  const events = sse.split('\n\n').filter((e) => e !== '');
-  const done = events[events.length - 1] === 'data: [DONE]';
-  const parsed = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.replace(/^data: /, '')) as ChatCompletionChunk | StreamError);
-  const isError = (e: ChatCompletionChunk | StreamError): e is StreamError => 'error' in e;
-  return { chunks: parsed.filter((e): e is ChatCompletionChunk => !isError(e)), errors: parsed.filter(isError), done };
-}
-
-function convertEverySplit(make: () => StreamConverter, bytes: Buffer) {
-  const whole = make();
-  const reference = whole.push(bytes) + whole.end();
-  const outcome = whole.outcome();
-  for (let i = 0; i <= bytes.length; i++) {
-    const c = make();
-    const out = c.push(bytes.subarray(0, i)) + c.push(bytes.subarray(i)) + c.end();
-    expect(out, `split at ${i}`).toBe(reference);
-    expect(c.outcome()).toEqual(outcome);
-  }
-  const single = make();
-  let out = '';
-  for (let i = 0; i < bytes.length; i++) out += single.push(bytes.subarray(i, i + 1));
-  expect(out + single.end()).toBe(reference);
-  return { sse: reference, outcome };
 }
 
 const line = (payload: Record<string, unknown>) => `${JSON.stringify({ model: 'llama3.2', created_at: '2024-07-01T12:00:00Z', ...payload })}\n`;
@@ -205,7 +149,7 @@ describe('ollama stream', () => {
         line({ message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 11, eval_count: 7 }),
       'utf8',
     );
-    const { sse, outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
     const { chunks, done } = chunksOf(sse);
     expect(done).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: 'Héllo ' }, { content: '世界 🎉' }, {}, undefined]);
@@ -217,7 +161,7 @@ describe('ollama stream', () => {
 
   it('handles a last line without newline and a length stop', () => {
     const bytes = Buffer.from(line({ message: { content: 'Hello! You' }, done: false }) + line({ message: { content: '' }, done: true, done_reason: 'length' }).trimEnd());
-    const { sse, outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
     expect(outcome.finishReason).toBe('length');
     expect(outcome.usage).toBeNull();
     expect(chunksOf(sse).chunks).toHaveLength(2); // no usage chunk without usage
@@ -228,7 +172,7 @@ describe('ollama stream', () => {
       line({ message: { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris' } } }] }, done: false }) +
         line({ message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 11, eval_count: 7 }),
     );
-    const { sse, outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
     expect(chunksOf(sse).chunks.map((c) => c.choices[0]?.delta)).toEqual([
       { role: 'assistant', content: '' },
       { tool_calls: [{ index: 0, id: 'call_test_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
@@ -240,7 +184,7 @@ describe('ollama stream', () => {
 
   it('turns an {error} line into outcome.error and one in-band error event', () => {
     const bytes = Buffer.from(line({ message: { content: 'Hel' }, done: false }) + '{"error":"out of memory"}\n' + line({ message: { content: 'x' }, done: false }));
-    const { sse, outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
+    const { out: sse, outcome } = runEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), bytes);
     expect(outcome.error).toEqual({ message: 'out of memory', code: 'stream_error' });
     expect(outcome.completionText).toBe('Hel');
     const { chunks, errors, done } = chunksOf(sse);
@@ -250,7 +194,7 @@ describe('ollama stream', () => {
   });
 
   it('fails on a line that is not JSON', () => {
-    const { outcome } = convertEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), Buffer.from(line({ message: { content: 'a' }, done: false }) + 'garbage\n'));
+    const { outcome } = runEverySplit(() => ollamaProvider.createStreamConverter(ctx, meta), Buffer.from(line({ message: { content: 'a' }, done: false }) + 'garbage\n'));
     expect(outcome.error?.code).toBe('bad_upstream_response');
   });
 });

@@ -1,6 +1,7 @@
 /** The Anthropic Messages API provider: request, response and stream conversion side by side. */
 import type { Provider } from '../provider.js';
-import { anthropicProbeRequest, buildAnthropicRequest } from './request.js';
+import { probeWith } from '../shared.js';
+import { buildAnthropicRequest } from './request.js';
 import { parseAnthropicError, parseAnthropicResponse } from './response.js';
 import { createAnthropicStreamConverter } from './stream.js';
 
@@ -9,5 +10,5 @@ export const anthropicProvider: Provider = {
   parseResponse: parseAnthropicResponse,
   createStreamConverter: createAnthropicStreamConverter,
   parseError: parseAnthropicError,
-  probeRequest: anthropicProbeRequest,
+  probeRequest: probeWith(buildAnthropicRequest),
 };

@@ -16,7 +16,7 @@
 import { BadRequestError } from '../../../errors.js';
 import type { ChatCompletionRequest, ContentPart, Message, ResponseFormat, Tool, ToolChoice } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
-import { joinUrl, parseDataUrl, textOf, unsupported } from '../shared.js';
+import { joinUrl, maxTokensOf, parseDataUrl, pushTurn, refuseFields, stopSequencesOf, textOf, toolArguments, toolChoiceOf, toolParameters, unsupported, type Turn } from '../shared.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -79,14 +79,15 @@ function defaultMaxTokens(ctx: ProviderContext): number {
 
 /** Fields with no Anthropic equivalent: a 400 naming the field. */
 function refuseUnsupported(request: ChatCompletionRequest) {
-  if (request.n != null && request.n > 1) throw unsupported('n', 'Anthropic returns one choice per request; n must be 1');
-  if (request['logprobs'] === true) throw unsupported('logprobs', 'Anthropic does not return log probabilities');
-  if (request['top_logprobs'] != null) throw unsupported('top_logprobs', 'Anthropic does not return log probabilities');
-  const logitBias = request['logit_bias'];
-  if (logitBias && typeof logitBias === 'object' && Object.keys(logitBias).length > 0) throw unsupported('logit_bias', 'Anthropic does not support logit_bias');
-  if (request['audio'] != null) throw unsupported('audio', 'Anthropic does not produce audio');
-  if (request.presence_penalty) throw unsupported('presence_penalty', 'Anthropic does not support presence_penalty');
-  if (request.frequency_penalty) throw unsupported('frequency_penalty', 'Anthropic does not support frequency_penalty');
+  refuseFields(request, {
+    n: 'Anthropic returns one choice per request; n must be 1',
+    logprobs: 'Anthropic does not return log probabilities',
+    top_logprobs: 'Anthropic does not return log probabilities',
+    logit_bias: 'Anthropic does not support logit_bias',
+    audio: 'Anthropic does not produce audio',
+    presence_penalty: 'Anthropic does not support presence_penalty',
+    frequency_penalty: 'Anthropic does not support frequency_penalty',
+  });
   if (request.temperature != null && request.temperature > 1) throw unsupported('temperature', 'Anthropic accepts temperature between 0 and 1');
 }
 
@@ -106,25 +107,12 @@ function userBlocks(content: Message['content'], param: string): AnthropicBlock[
   });
 }
 
-/** Tool-call arguments (a JSON string) as the object Anthropic wants for `input`. */
-export function parseArguments(args: string, param: string): Record<string, unknown> {
-  if (args.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    throw new BadRequestError('tool call arguments must be a JSON object', 'invalid_request', param);
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRequestError('tool call arguments must be a JSON object', 'invalid_request', param);
-  return parsed as Record<string, unknown>;
-}
-
 function assistantBlocks(message: Message, index: number): AnthropicBlock[] {
   const blocks: AnthropicBlock[] = [];
   const text = textOf(message.content, `messages[${index}].content`);
   if (text) blocks.push({ type: 'text', text });
   (message.tool_calls ?? []).forEach((call, j) => {
-    blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`) });
+    blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`, 'invalid_request') });
   });
   return blocks;
 }
@@ -146,13 +134,8 @@ export function jsonInstruction(format: ResponseFormat | undefined): string | nu
 /** System and developer messages -> the top-level `system`; the rest alternating user/assistant. */
 export function convertMessages(messages: Message[]): { system: string[]; messages: AnthropicMessage[] } {
   const system: string[] = [];
-  const out: { role: 'user' | 'assistant'; blocks: AnthropicBlock[] }[] = [];
-  const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => {
-    if (blocks.length === 0) return;
-    const last = out.at(-1);
-    if (last && last.role === role) last.blocks.push(...blocks);
-    else out.push({ role, blocks });
-  };
+  const turns: Turn<'user' | 'assistant', AnthropicBlock>[] = [];
+  const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => pushTurn(turns, role, blocks);
   messages.forEach((message, i) => {
     switch (message.role) {
       case 'system':
@@ -174,22 +157,23 @@ export function convertMessages(messages: Message[]): { system: string[]; messag
   });
   return {
     system,
-    messages: out.map(({ role, blocks }) => ({ role, content: blocks.length === 1 && blocks[0]!.type === 'text' ? blocks[0]!.text : blocks })),
+    messages: turns.map(({ role, items }) => ({ role, content: items.length === 1 && items[0]!.type === 'text' ? items[0]!.text : items })),
   };
 }
 
 function convertTool(tool: Tool): AnthropicTool {
-  const out: AnthropicTool = { name: tool.function.name, input_schema: tool.function.parameters ?? { type: 'object', properties: {} } };
+  const out: AnthropicTool = { name: tool.function.name, input_schema: toolParameters(tool) };
   if (tool.function.description) out.description = tool.function.description;
   return out;
 }
 
 function convertToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {
-  let out: AnthropicToolChoice | undefined;
-  if (choice === 'auto') out = { type: 'auto' };
-  else if (choice === 'required') out = { type: 'any' };
-  else if (choice === 'none') out = { type: 'none' };
-  else if (choice) out = { type: 'tool', name: choice.function.name };
+  let out = toolChoiceOf<AnthropicToolChoice>(choice, {
+    auto: { type: 'auto' },
+    required: { type: 'any' },
+    none: { type: 'none' },
+    named: (name) => ({ type: 'tool', name }),
+  });
   if (parallel === false && out?.type !== 'none') out = { ...(out ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return out;
 }
@@ -203,16 +187,14 @@ export function buildAnthropicBody(request: ChatCompletionRequest, ctx: Provider
 
   const body: AnthropicRequestBody = {
     model: ctx.model,
-    max_tokens: request.max_completion_tokens ?? request.max_tokens ?? defaultMaxTokens(ctx),
+    max_tokens: maxTokensOf(request) ?? defaultMaxTokens(ctx),
     messages: converted.messages,
   };
   if (system.length > 0) body.system = system.join('\n\n');
   if (request.temperature != null) body.temperature = request.temperature;
   if (request.top_p != null) body.top_p = request.top_p;
-  if (request.stop != null) {
-    const stops = typeof request.stop === 'string' ? [request.stop] : request.stop;
-    if (stops.length > 0) body.stop_sequences = stops;
-  }
+  const stops = stopSequencesOf(request.stop);
+  if (stops) body.stop_sequences = stops;
   if (request.tools && request.tools.length > 0) {
     body.tools = request.tools.map(convertTool);
     const choice = convertToolChoice(request.tool_choice, request.parallel_tool_calls);
@@ -226,9 +208,4 @@ export function buildAnthropicBody(request: ChatCompletionRequest, ctx: Provider
 export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: ProviderContext): UpstreamRequest {
   const body = buildAnthropicBody(request, ctx);
   return { url: messagesUrl(ctx), method: 'POST', headers: anthropicHeaders(ctx, body.stream === true), body: JSON.stringify(body) };
-}
-
-export function anthropicProbeRequest(ctx: ProviderContext): UpstreamRequest {
-  const body: AnthropicRequestBody = { model: ctx.model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] };
-  return { url: messagesUrl(ctx), method: 'POST', headers: anthropicHeaders(ctx, false), body: JSON.stringify(body) };
 }

@@ -1,8 +1,7 @@
 /** Anthropic Messages API response / error body -> OpenAI chat completion / upstream error. */
-import { AppError } from '../../../errors.js';
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
-import { usageOf } from '../shared.js';
+import { badUpstream, completionOf, replyContent, upstreamError, upstreamErrorOf, upstreamJson, usageOf } from '../shared.js';
 
 export interface AnthropicUsage {
   input_tokens?: number | null;
@@ -63,18 +62,9 @@ export function usageFromAnthropic(usage: AnthropicUsage | undefined): Usage {
   return usageOf(promptTokensOf(usage), usage.output_tokens ?? 0);
 }
 
-/** A 502 for an upstream body the relay cannot read. */
-export function badUpstream(message: string): AppError {
-  return new AppError(502, 'upstream_error', 'bad_upstream_response', message);
-}
-
 export function parseAnthropicResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
-  let parsed: AnthropicResponse;
-  try {
-    parsed = JSON.parse(body) as AnthropicResponse;
-  } catch {
-    throw badUpstream('Anthropic returned a body that is not JSON');
-  }
+  const parsed = upstreamJson(body, 'Anthropic') as AnthropicResponse;
+  // Laxer than upstreamObject (an array gets through, as it always has here): no behaviour change.
   if (!parsed || typeof parsed !== 'object') throw badUpstream('Anthropic returned an unexpected body');
   if (parsed.type === 'error') throw badUpstream(`Anthropic error: ${parsed.error?.message ?? 'unknown error'}`);
 
@@ -86,31 +76,15 @@ export function parseAnthropicResponse(body: string, _ctx: ProviderContext, meta
       toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     }
   }
-  const text = texts.join('');
-  const message: ChatCompletion['choices'][number]['message'] = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
-  if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: parsed.model || meta.model,
-    choices: [{ index: 0, message, finish_reason: finishReasonOf(parsed.stop_reason) }],
-    usage: usageFromAnthropic(parsed.usage),
-  };
+  return completionOf(meta, parsed.model || meta.model, replyContent(texts.join(''), toolCalls), toolCalls, finishReasonOf(parsed.stop_reason), usageFromAnthropic(parsed.usage));
 }
 
 /** `{"type":"error","error":{"type","message"}}`; anything else falls back to the raw text. */
 export function parseAnthropicError(status: number, body: string): UpstreamError {
-  try {
-    const parsed = JSON.parse(body) as AnthropicResponse;
-    const message = parsed?.error?.message;
-    if (typeof message === 'string' && message) {
-      const code = parsed.error?.type;
-      return typeof code === 'string' && code ? { message, code } : { message };
-    }
-  } catch {
-    // not JSON: use the text
-  }
-  const text = body.trim().slice(0, 500);
-  return { message: text || `Anthropic answered HTTP ${status}` };
+  return upstreamErrorOf(body, `Anthropic answered HTTP ${status}`, 500, (json) => {
+    const error = (json as AnthropicResponse | null)?.error;
+    const message = error?.message;
+    if (typeof message !== 'string' || !message) return null;
+    return upstreamError(message, typeof error?.type === 'string' ? error.type : undefined);
+  });
 }

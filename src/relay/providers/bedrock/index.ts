@@ -1,5 +1,7 @@
 /** AWS Bedrock through the Converse / ConverseStream API, SigV4-signed. */
-import type { Provider, ProviderContext, UpstreamRequest } from '../provider.js';
+import type { ChatCompletionRequest } from '../../schema.js';
+import type { Provider, ProviderContext } from '../provider.js';
+import { probeWith } from '../shared.js';
 import { buildBedrockRequest, type BuildOptions } from './request.js';
 import { parseBedrockError, parseBedrockResponse } from './response.js';
 import { createBedrockStreamConverter } from './stream.js';
@@ -9,13 +11,13 @@ export { EventStreamDecoder, encodeMessage, crc32 } from './eventstream.js';
 
 /** A Bedrock provider; `now` is the signing clock (tests pin it). */
 export function createBedrockProvider(options: BuildOptions = {}): Provider {
+  const buildRequest = (request: ChatCompletionRequest, ctx: ProviderContext) => buildBedrockRequest(request, ctx, options);
   return {
-    buildRequest: (request, ctx) => buildBedrockRequest(request, ctx, options),
+    buildRequest,
     parseResponse: parseBedrockResponse,
     createStreamConverter: createBedrockStreamConverter,
     parseError: parseBedrockError,
-    probeRequest: (ctx: ProviderContext): UpstreamRequest =>
-      buildBedrockRequest({ model: ctx.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, ctx, options),
+    probeRequest: probeWith(buildRequest),
   };
 }
 

@@ -14,7 +14,7 @@ import { AppError } from '../../../errors.js';
 import type { Channel } from '../../channel.js';
 import type { ChatCompletionRequest, Message } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
-import { joinUrl, parseDataUrl, textOf, unsupported } from '../shared.js';
+import { defined, joinUrl, maxTokensOf, parseDataUrl, pushTurn, refuseFields, stopSequencesOf, textOf, toolArguments, toolChoiceOf, toolParameters, unsupported, type Turn } from '../shared.js';
 import { signRequest, uriEncode, type AwsCredentials } from './sigv4.js';
 
 export const BEDROCK_SERVICE = 'bedrock';
@@ -91,17 +91,6 @@ function userBlocks(message: Message, index: number): BedrockContentBlock[] {
   return blocks;
 }
 
-function parseArguments(raw: string, param: string): unknown {
-  if (raw.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
-    return value;
-  } catch {
-    throw unsupported(param, 'tool call arguments must be a JSON object');
-  }
-}
-
 function toolResultContent(text: string): Array<{ text: string } | { json: unknown }> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
@@ -117,19 +106,14 @@ function toolResultContent(text: string): Array<{ text: string } | { json: unkno
 
 /** The Converse body (no model: that goes in the path). */
 export function toConverseRequest(request: ChatCompletionRequest): ConverseRequest {
-  if (request.n !== null && request.n !== undefined && request.n > 1) throw unsupported('n', 'bedrock returns a single choice; n must be 1');
+  refuseFields(request, { n: 'bedrock returns a single choice; n must be 1' });
   const format = request.response_format?.type;
   if (format === 'json_object' || format === 'json_schema') throw unsupported('response_format', `bedrock converse has no ${format} mode`);
 
   const system: Array<{ text: string }> = [];
-  const messages: BedrockMessage[] = [];
+  const turns: Turn<BedrockMessage['role'], BedrockContentBlock>[] = [];
   let usesTools = false;
-  const append = (role: 'user' | 'assistant', blocks: BedrockContentBlock[]) => {
-    if (blocks.length === 0) return;
-    const last = messages[messages.length - 1];
-    if (last && last.role === role) last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
-  };
+  const append = (role: BedrockMessage['role'], blocks: BedrockContentBlock[]) => pushTurn(turns, role, blocks);
 
   request.messages.forEach((message, i) => {
     switch (message.role) {
@@ -148,7 +132,7 @@ export function toConverseRequest(request: ChatCompletionRequest): ConverseReque
         if (text !== '') blocks.push({ text });
         (message.tool_calls ?? []).forEach((call, j) => {
           usesTools = true;
-          blocks.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) } });
+          blocks.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: toolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`, 'unsupported_parameter') } });
         });
         append('assistant', blocks);
         break;
@@ -163,18 +147,16 @@ export function toConverseRequest(request: ChatCompletionRequest): ConverseReque
     }
   });
 
-  const body: ConverseRequest = { messages };
+  const body: ConverseRequest = { messages: turns.map(({ role, items }) => ({ role, content: items })) };
   if (system.length > 0) body.system = system;
 
   const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
-  if (maxTokens !== null && maxTokens !== undefined) inference.maxTokens = maxTokens;
-  if (request.temperature !== null && request.temperature !== undefined) inference.temperature = request.temperature;
-  if (request.top_p !== null && request.top_p !== undefined) inference.topP = request.top_p;
-  if (request.stop !== null && request.stop !== undefined) {
-    const stops = typeof request.stop === 'string' ? [request.stop] : request.stop;
-    if (stops.length > 0) inference.stopSequences = stops;
-  }
+  const maxTokens = maxTokensOf(request);
+  if (defined(maxTokens)) inference.maxTokens = maxTokens;
+  if (defined(request.temperature)) inference.temperature = request.temperature;
+  if (defined(request.top_p)) inference.topP = request.top_p;
+  const stops = stopSequencesOf(request.stop);
+  if (stops) inference.stopSequences = stops;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
 
   const tools = request.tools ?? [];
@@ -188,16 +170,20 @@ export function toConverseRequest(request: ChatCompletionRequest): ConverseReque
           toolSpec: {
             name: tool.function.name,
             ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
-            inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
+            inputSchema: { json: toolParameters(tool) },
           },
         })),
       };
-      if (choice === 'auto') body.toolConfig.toolChoice = { auto: {} };
-      else if (choice === 'required') body.toolConfig.toolChoice = { any: {} };
-      else if (choice && typeof choice === 'object') {
-        if (!tools.some((t) => t.function.name === choice.function.name)) throw unsupported('tool_choice', `tool_choice names ${choice.function.name}, which is not in tools`);
-        body.toolConfig.toolChoice = { tool: { name: choice.function.name } };
-      }
+      const toolChoice = toolChoiceOf<NonNullable<ConverseRequest['toolConfig']>['toolChoice']>(choice, {
+        auto: { auto: {} },
+        required: { any: {} },
+        none: undefined, // not reached: "none" leaves the tools out (above)
+        named: (name) => {
+          if (!tools.some((t) => t.function.name === name)) throw unsupported('tool_choice', `tool_choice names ${name}, which is not in tools`);
+          return { tool: { name } };
+        },
+      });
+      if (toolChoice) body.toolConfig.toolChoice = toolChoice;
     }
   }
   return body;

@@ -1,8 +1,7 @@
 /** Bedrock Converse response -> OpenAI chat completion; Bedrock error bodies -> UpstreamError. */
-import { AppError } from '../../../errors.js';
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
-import { usageOf } from '../shared.js';
+import { completionOf, isRecord, upstreamError, upstreamErrorOf, upstreamObject, usageOf } from '../shared.js';
 
 /** Bedrock stopReason -> OpenAI finish_reason. */
 export function finishReasonOf(stopReason: unknown): FinishReason {
@@ -21,10 +20,6 @@ export function finishReasonOf(stopReason: unknown): FinishReason {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Bedrock `usage` ({inputTokens, outputTokens, totalTokens}) -> OpenAI usage, or null. */
 export function bedrockUsageOf(usage: unknown): Usage | null {
   if (!isRecord(usage)) return null;
@@ -35,17 +30,8 @@ export function bedrockUsageOf(usage: unknown): Usage | null {
   return typeof usage.totalTokens === 'number' ? { ...base, total_tokens: usage.totalTokens } : base;
 }
 
-function parseJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    throw new AppError(502, 'upstream_error', 'bad_upstream_response', 'bedrock returned a body that is not JSON');
-  }
-}
-
 export function parseBedrockResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
-  const json = parseJson(body);
-  if (!isRecord(json)) throw new AppError(502, 'upstream_error', 'bad_upstream_response', 'bedrock returned an unexpected body');
+  const json = upstreamObject(body, 'bedrock');
   const output = isRecord(json.output) ? json.output : {};
   const message = isRecord(output.message) ? output.message : {};
   const blocks = Array.isArray(message.content) ? (message.content as unknown[]) : [];
@@ -63,21 +49,9 @@ export function parseBedrockResponse(body: string, _ctx: ProviderContext, meta: 
       });
     }
   }
+  // Null only when there is no text block at all (an empty text block next to tool calls stays '').
   const content = texts.length > 0 ? texts.join('') : toolCalls.length > 0 ? null : '';
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
-        finish_reason: finishReasonOf(json.stopReason),
-      },
-    ],
-    usage: bedrockUsageOf(json.usage) ?? usageOf(0, 0),
-  };
+  return completionOf(meta, meta.model, content, toolCalls, finishReasonOf(json.stopReason), bedrockUsageOf(json.usage) ?? usageOf(0, 0));
 }
 
 /** `com.amazon.coral.validate#ValidationException:http://...` -> `ValidationException`. */
@@ -92,17 +66,11 @@ export function errorTypeOf(raw: string): string {
 
 /** `{message}` (or `Message`), plus the error type when the body carries one (`__type`, `code`, `type`). */
 export function parseBedrockError(status: number, body: string): UpstreamError {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    const text = body.trim();
-    return { message: text ? text.slice(0, 1000) : `bedrock returned HTTP ${status}` };
-  }
-  if (!isRecord(json)) return { message: `bedrock returned HTTP ${status}` };
-  const raw = json.message ?? json.Message ?? (isRecord(json.error) ? json.error.message : undefined);
-  const message = typeof raw === 'string' && raw ? raw : `bedrock returned HTTP ${status}`;
-  const rawType = json.__type ?? json.code ?? json.Code ?? json.type;
-  const code = typeof rawType === 'string' && rawType ? errorTypeOf(rawType) : undefined;
-  return code ? { message, code } : { message };
+  const fallback = `bedrock returned HTTP ${status}`;
+  return upstreamErrorOf(body, fallback, 1000, (json) => {
+    if (!isRecord(json)) return { message: fallback };
+    const raw = json.message ?? json.Message ?? (isRecord(json.error) ? json.error.message : undefined);
+    const rawType = json.__type ?? json.code ?? json.Code ?? json.type;
+    return upstreamError(typeof raw === 'string' && raw ? raw : fallback, typeof rawType === 'string' && rawType ? errorTypeOf(rawType) : undefined);
+  });
 }

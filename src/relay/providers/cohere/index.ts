@@ -1,5 +1,6 @@
 /** Cohere through the v2 chat API (`/v2/chat`). */
-import type { Provider, ProviderContext, UpstreamRequest } from '../provider.js';
+import type { Provider } from '../provider.js';
+import { probeWith } from '../shared.js';
 import { buildCohereRequest } from './request.js';
 import { parseCohereError, parseCohereResponse } from './response.js';
 import { createCohereStreamConverter } from './stream.js';
@@ -9,6 +10,5 @@ export const cohereProvider: Provider = {
   parseResponse: parseCohereResponse,
   createStreamConverter: createCohereStreamConverter,
   parseError: parseCohereError,
-  probeRequest: (ctx: ProviderContext): UpstreamRequest =>
-    buildCohereRequest({ model: ctx.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, ctx),
+  probeRequest: probeWith(buildCohereRequest),
 };

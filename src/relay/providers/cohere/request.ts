@@ -13,7 +13,7 @@
  */
 import type { ChatCompletionRequest, Message } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
-import { joinUrl, textOf, unsupported } from '../shared.js';
+import { defined, functionTool, joinUrl, maxTokensOf, refuseFields, stopSequencesOf, textOf, toolChoiceOf, unsupported } from '../shared.js';
 
 export const COHERE_DEFAULT_BASE_URL = 'https://api.cohere.com';
 
@@ -49,10 +49,8 @@ function userContent(message: Message): CohereUserContent {
   return content.map((part) => (part.type === 'text' ? { type: 'text' as const, text: part.text } : { type: 'image_url' as const, image_url: { ...part.image_url } }));
 }
 
-const defined = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
-
 export function toCohereRequest(request: ChatCompletionRequest, model: string): CohereChatRequest {
-  if (defined(request.n) && request.n > 1) throw unsupported('n', 'cohere returns a single choice; n must be 1');
+  refuseFields(request, { n: 'cohere returns a single choice; n must be 1' });
 
   const messages: CohereMessage[] = request.messages.map((message, i): CohereMessage => {
     const param = `messages[${i}].content`;
@@ -80,36 +78,30 @@ export function toCohereRequest(request: ChatCompletionRequest, model: string): 
 
   const body: CohereChatRequest = { model, messages };
   if (request.stream === true) body.stream = true;
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  const maxTokens = maxTokensOf(request);
   if (defined(maxTokens)) body.max_tokens = maxTokens;
   if (defined(request.temperature)) body.temperature = request.temperature;
   if (defined(request.top_p)) body.p = request.top_p;
   if (defined(request.seed)) body.seed = request.seed;
-  if (defined(request.stop)) {
-    const stops = typeof request.stop === 'string' ? [request.stop] : request.stop;
-    if (stops.length > 0) body.stop_sequences = stops;
-  }
+  const stops = stopSequencesOf(request.stop);
+  if (stops) body.stop_sequences = stops;
   if (defined(request.frequency_penalty)) body.frequency_penalty = request.frequency_penalty;
   if (defined(request.presence_penalty)) body.presence_penalty = request.presence_penalty;
 
   let tools = request.tools ?? [];
-  const choice = request.tool_choice;
   if (tools.length > 0) {
-    if (choice === 'required') body.tool_choice = 'REQUIRED';
-    else if (choice === 'none') body.tool_choice = 'NONE';
-    else if (choice && typeof choice === 'object') {
-      tools = tools.filter((tool) => tool.function.name === choice.function.name);
-      if (tools.length === 0) throw unsupported('tool_choice', `tool_choice names ${choice.function.name}, which is not in tools`);
-      body.tool_choice = 'REQUIRED';
-    }
-    body.tools = tools.map((tool) => ({
-      type: 'function',
-      function: {
-        name: tool.function.name,
-        ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
-        parameters: tool.function.parameters ?? { type: 'object', properties: {} },
+    const choice = toolChoiceOf<CohereChatRequest['tool_choice']>(request.tool_choice, {
+      auto: undefined, // Cohere's default
+      required: 'REQUIRED',
+      none: 'NONE',
+      named: (name) => {
+        tools = tools.filter((tool) => tool.function.name === name);
+        if (tools.length === 0) throw unsupported('tool_choice', `tool_choice names ${name}, which is not in tools`);
+        return 'REQUIRED';
       },
-    }));
+    });
+    if (choice) body.tool_choice = choice;
+    body.tools = tools.map(functionTool);
   }
 
   const format = request.response_format;

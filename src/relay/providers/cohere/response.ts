@@ -2,11 +2,7 @@
 import { AppError } from '../../../errors.js';
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
-import { usageOf } from '../shared.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+import { completionOf, isRecord, upstreamError, upstreamErrorOf, upstreamObject, usageOf } from '../shared.js';
 
 /**
  * Cohere finish_reason -> OpenAI finish_reason; `error` for the reasons that mean the generation
@@ -63,13 +59,7 @@ export function cohereToolCalls(raw: unknown): ToolCall[] {
 }
 
 export function parseCohereResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new AppError(502, 'upstream_error', 'bad_upstream_response', 'cohere returned a body that is not JSON');
-  }
-  if (!isRecord(json)) throw new AppError(502, 'upstream_error', 'bad_upstream_response', 'cohere returned an unexpected body');
+  const json = upstreamObject(body, 'cohere');
   const finish = cohereFinishOf(json.finish_reason);
   if (finish === 'error') {
     const message = typeof json.error === 'string' && json.error ? json.error : `cohere generation failed (${String(json.finish_reason)})`;
@@ -84,29 +74,17 @@ export function parseCohereResponse(body: string, _ctx: ProviderContext, meta: R
     .join('');
   const toolCalls = cohereToolCalls(message.tool_calls);
   const plan = typeof message.tool_plan === 'string' ? message.tool_plan : '';
+  // With tool calls and no text, the tool_plan stands in for the content (as in the stream).
   const content = text !== '' ? text : toolCalls.length > 0 ? (plan !== '' ? plan : null) : '';
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: meta.model,
-    choices: [{ index: 0, message: { role: 'assistant', content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }, finish_reason: finish }],
-    usage: cohereUsageOf(json.usage) ?? usageOf(0, 0),
-  };
+  return completionOf(meta, meta.model, content, toolCalls, finish, cohereUsageOf(json.usage) ?? usageOf(0, 0));
 }
 
 /** `{message}` (Cohere's error body; `{id, message}`). */
 export function parseCohereError(status: number, body: string): UpstreamError {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    const text = body.trim();
-    return { message: text ? text.slice(0, 1000) : `cohere returned HTTP ${status}` };
-  }
-  if (!isRecord(json)) return { message: `cohere returned HTTP ${status}` };
-  const raw = json.message ?? (isRecord(json.error) ? json.error.message : json.error);
-  const message = typeof raw === 'string' && raw ? raw : `cohere returned HTTP ${status}`;
-  const code = typeof json.code === 'string' && json.code ? json.code : undefined;
-  return code ? { message, code } : { message };
+  const fallback = `cohere returned HTTP ${status}`;
+  return upstreamErrorOf(body, fallback, 1000, (json) => {
+    if (!isRecord(json)) return { message: fallback };
+    const raw = json.message ?? (isRecord(json.error) ? json.error.message : json.error);
+    return upstreamError(typeof raw === 'string' && raw ? raw : fallback, typeof json.code === 'string' ? json.code : undefined);
+  });
 }

@@ -1,6 +1,7 @@
 /** The Gemini (Generative Language API, v1beta) provider: request, response and stream conversion side by side. */
 import type { Provider } from '../provider.js';
-import { buildGeminiRequest, geminiProbeRequest } from './request.js';
+import { probeWith } from '../shared.js';
+import { buildGeminiRequest } from './request.js';
 import { parseGeminiError, parseGeminiResponse } from './response.js';
 import { createGeminiStreamConverter } from './stream.js';
 
@@ -9,5 +10,5 @@ export const geminiProvider: Provider = {
   parseResponse: parseGeminiResponse,
   createStreamConverter: createGeminiStreamConverter,
   parseError: parseGeminiError,
-  probeRequest: geminiProbeRequest,
+  probeRequest: probeWith(buildGeminiRequest),
 };

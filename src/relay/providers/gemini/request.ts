@@ -21,7 +21,7 @@
 import { BadRequestError } from '../../../errors.js';
 import type { ChatCompletionRequest, ContentPart, Message, Tool, ToolChoice } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
-import { joinUrl, parseDataUrl, textOf, unsupported } from '../shared.js';
+import { isRecord, joinUrl, maxTokensOf, parseDataUrl, pushTurn, refuseFields, stopSequencesOf, textOf, toolArguments, toolChoiceOf, unsupported, type Turn } from '../shared.js';
 
 export type GeminiPart =
   | { text: string }
@@ -74,15 +74,14 @@ export function geminiHeaders(ctx: ProviderContext, stream: boolean): Record<str
 }
 
 function refuseUnsupported(request: ChatCompletionRequest) {
-  if (request.n != null && request.n > 1) throw unsupported('n', 'the relay takes one Gemini candidate per request; n must be 1');
-  if (request['logprobs'] === true) throw unsupported('logprobs', 'log probabilities are not supported for Gemini channels');
-  if (request['top_logprobs'] != null) throw unsupported('top_logprobs', 'log probabilities are not supported for Gemini channels');
-  const logitBias = request['logit_bias'];
-  if (logitBias && typeof logitBias === 'object' && Object.keys(logitBias).length > 0) throw unsupported('logit_bias', 'Gemini does not support logit_bias');
-  if (request['audio'] != null) throw unsupported('audio', 'audio output is not supported for Gemini channels');
+  refuseFields(request, {
+    n: 'the relay takes one Gemini candidate per request; n must be 1',
+    logprobs: 'log probabilities are not supported for Gemini channels',
+    top_logprobs: 'log probabilities are not supported for Gemini channels',
+    logit_bias: 'Gemini does not support logit_bias',
+    audio: 'audio output is not supported for Gemini channels',
+  });
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The keywords of Gemini's `Schema` (an OpenAPI 3.0 subset). */
 const SCHEMA_KEYS = new Set([
@@ -123,18 +122,6 @@ function userParts(content: Message['content'], param: string): GeminiPart[] {
   });
 }
 
-function parseArguments(args: string, param: string): Record<string, unknown> {
-  if (args.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    throw new BadRequestError('tool call arguments must be a JSON object', 'invalid_request', param);
-  }
-  if (!isRecord(parsed)) throw new BadRequestError('tool call arguments must be a JSON object', 'invalid_request', param);
-  return parsed;
-}
-
 /** A tool result as Gemini's `response` object: the parsed JSON object, or `{content: text}`. */
 function toolResponse(text: string): Record<string, unknown> {
   try {
@@ -147,15 +134,10 @@ function toolResponse(text: string): Record<string, unknown> {
 }
 
 export function convertContents(messages: Message[]): GeminiContent[] {
-  const contents: GeminiContent[] = [];
+  const turns: Turn<GeminiContent['role'], GeminiPart>[] = [];
   const callNames = new Map<string, string>();
   let pendingSystem: string[] = [];
-  const push = (role: GeminiContent['role'], parts: GeminiPart[]) => {
-    if (parts.length === 0) return;
-    const last = contents.at(-1);
-    if (last && last.role === role) last.parts.push(...parts);
-    else contents.push({ role, parts });
-  };
+  const push = (role: GeminiContent['role'], parts: GeminiPart[]) => pushTurn(turns, role, parts);
   const takeSystem = (): string | null => {
     if (pendingSystem.length === 0) return null;
     const text = pendingSystem.join('\n\n');
@@ -195,7 +177,7 @@ export function convertContents(messages: Message[]): GeminiContent[] {
         if (text) parts.push({ text });
         (message.tool_calls ?? []).forEach((call, j) => {
           callNames.set(call.id, call.function.name);
-          parts.push({ functionCall: { name: call.function.name, args: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) } });
+          parts.push({ functionCall: { name: call.function.name, args: toolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`, 'invalid_request') } });
         });
         push('model', parts);
         break;
@@ -210,7 +192,7 @@ export function convertContents(messages: Message[]): GeminiContent[] {
     }
   });
   flushSystem();
-  return contents;
+  return turns.map(({ role, items }) => ({ role, parts: items }));
 }
 
 function convertTool(tool: Tool, index: number): GeminiFunctionDeclaration {
@@ -227,11 +209,12 @@ function convertTool(tool: Tool, index: number): GeminiFunctionDeclaration {
 }
 
 function convertToolChoice(choice: ToolChoice | undefined): GeminiRequestBody['toolConfig'] {
-  if (choice === undefined) return undefined;
-  if (choice === 'auto') return { functionCallingConfig: { mode: 'AUTO' } };
-  if (choice === 'required') return { functionCallingConfig: { mode: 'ANY' } };
-  if (choice === 'none') return { functionCallingConfig: { mode: 'NONE' } };
-  return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
+  return toolChoiceOf<GeminiRequestBody['toolConfig']>(choice, {
+    auto: { functionCallingConfig: { mode: 'AUTO' } },
+    required: { functionCallingConfig: { mode: 'ANY' } },
+    none: { functionCallingConfig: { mode: 'NONE' } },
+    named: (name) => ({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [name] } }),
+  });
 }
 
 export function buildGeminiBody(request: ChatCompletionRequest): GeminiRequestBody {
@@ -243,12 +226,10 @@ export function buildGeminiBody(request: ChatCompletionRequest): GeminiRequestBo
   const config: GeminiGenerationConfig = {};
   if (request.temperature != null) config.temperature = request.temperature;
   if (request.top_p != null) config.topP = request.top_p;
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  const maxTokens = maxTokensOf(request);
   if (maxTokens != null) config.maxOutputTokens = maxTokens;
-  if (request.stop != null) {
-    const stops = typeof request.stop === 'string' ? [request.stop] : request.stop;
-    if (stops.length > 0) config.stopSequences = stops;
-  }
+  const stops = stopSequencesOf(request.stop);
+  if (stops) config.stopSequences = stops;
   if (request.presence_penalty != null) config.presencePenalty = request.presence_penalty;
   if (request.frequency_penalty != null) config.frequencyPenalty = request.frequency_penalty;
   if (request.seed != null) config.seed = request.seed;
@@ -271,9 +252,4 @@ export function buildGeminiBody(request: ChatCompletionRequest): GeminiRequestBo
 export function buildGeminiRequest(request: ChatCompletionRequest, ctx: ProviderContext): UpstreamRequest {
   const stream = request.stream === true;
   return { url: geminiUrl(ctx, stream), method: 'POST', headers: geminiHeaders(ctx, stream), body: JSON.stringify(buildGeminiBody(request)) };
-}
-
-export function geminiProbeRequest(ctx: ProviderContext): UpstreamRequest {
-  const body: GeminiRequestBody = { contents: [{ role: 'user', parts: [{ text: 'ping' }] }], generationConfig: { maxOutputTokens: 1 } };
-  return { url: geminiUrl(ctx, false), method: 'POST', headers: geminiHeaders(ctx, false), body: JSON.stringify(body) };
 }

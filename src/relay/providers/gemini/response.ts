@@ -1,8 +1,7 @@
 /** Gemini GenerateContentResponse / error body -> OpenAI chat completion / upstream error. */
-import { AppError } from '../../../errors.js';
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
-import { usageOf } from '../shared.js';
+import { badUpstream, completionOf, replyContent, toolCallIdOf, upstreamError, upstreamErrorOf, upstreamObject, usageOf } from '../shared.js';
 
 export interface GeminiResponsePart {
   text?: string;
@@ -56,27 +55,13 @@ export function usageFromGemini(usage: GeminiUsageMetadata | undefined): Usage |
   return typeof usage.totalTokenCount === 'number' ? { ...computed, total_tokens: Math.max(usage.totalTokenCount, computed.total_tokens) } : computed;
 }
 
-/** Ids for Gemini function calls that come without one: `call_<response>_<n>`, unique per response. */
-export function toolCallId(meta: ResponseMeta, n: number): string {
-  return `call_${meta.id.replace(/^chatcmpl-/, '')}_${n}`;
-}
-
+/** A function call (Gemini sends each whole); one without an id gets `call_<response>_<n>`. */
 export function toolCallOf(call: NonNullable<GeminiResponsePart['functionCall']>, meta: ResponseMeta, n: number): ToolCall {
-  return { id: call.id || toolCallId(meta, n), type: 'function', function: { name: call.name ?? '', arguments: JSON.stringify(call.args ?? {}) } };
-}
-
-export function badUpstream(message: string): AppError {
-  return new AppError(502, 'upstream_error', 'bad_upstream_response', message);
+  return { id: call.id || toolCallIdOf(meta, n), type: 'function', function: { name: call.name ?? '', arguments: JSON.stringify(call.args ?? {}) } };
 }
 
 export function parseGeminiResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
-  let parsed: GeminiResponse;
-  try {
-    parsed = JSON.parse(body) as GeminiResponse;
-  } catch {
-    throw badUpstream('Gemini returned a body that is not JSON');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badUpstream('Gemini returned an unexpected body');
+  const parsed = upstreamObject(body, 'Gemini') as GeminiResponse;
   if (parsed.error) throw badUpstream(`Gemini error: ${parsed.error.message ?? 'unknown error'}`);
 
   const candidate = parsed.candidates?.[0];
@@ -88,30 +73,15 @@ export function parseGeminiResponse(body: string, _ctx: ProviderContext, meta: R
   }
   // A blocked prompt has no candidate at all, only promptFeedback.blockReason.
   const finish = candidate ? finishReasonOf(candidate.finishReason, toolCalls.length > 0) : parsed.promptFeedback?.blockReason ? 'content_filter' : null;
-  const message: ChatCompletion['choices'][number]['message'] = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
-  if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: parsed.modelVersion || meta.model,
-    choices: [{ index: 0, message, finish_reason: finish }],
-    usage: usageFromGemini(parsed.usageMetadata) ?? usageOf(0, 0),
-  };
+  return completionOf(meta, parsed.modelVersion || meta.model, replyContent(text, toolCalls), toolCalls, finish, usageFromGemini(parsed.usageMetadata) ?? usageOf(0, 0));
 }
 
 /** `{"error":{"code","message","status"}}` (or a one-element array of it, as streams without alt=sse send). */
 export function parseGeminiError(status: number, body: string): UpstreamError {
-  try {
-    const parsed = JSON.parse(body) as GeminiResponse | GeminiResponse[];
+  return upstreamErrorOf(body, `Gemini answered HTTP ${status}`, 500, (json) => {
+    const parsed = json as GeminiResponse | GeminiResponse[] | null;
     const error = (Array.isArray(parsed) ? parsed[0] : parsed)?.error;
-    if (error && typeof error.message === 'string' && error.message) {
-      const code = error.status || (error.code !== undefined ? String(error.code) : undefined);
-      return code ? { message: error.message, code } : { message: error.message };
-    }
-  } catch {
-    // not JSON: use the text
-  }
-  const text = body.trim().slice(0, 500);
-  return { message: text || `Gemini answered HTTP ${status}` };
+    if (!error || typeof error.message !== 'string' || !error.message) return null;
+    return upstreamError(error.message, error.status || (error.code !== undefined ? String(error.code) : undefined));
+  });
 }

@@ -1,5 +1,6 @@
 /** Ollama through its native chat API (`/api/chat`, NDJSON streaming). */
-import type { Provider, ProviderContext, UpstreamRequest } from '../provider.js';
+import type { Provider } from '../provider.js';
+import { probeWith } from '../shared.js';
 import { buildOllamaRequest } from './request.js';
 import { parseOllamaError, parseOllamaResponse } from './response.js';
 import { createOllamaStreamConverter } from './stream.js';
@@ -9,6 +10,5 @@ export const ollamaProvider: Provider = {
   parseResponse: parseOllamaResponse,
   createStreamConverter: createOllamaStreamConverter,
   parseError: parseOllamaError,
-  probeRequest: (ctx: ProviderContext): UpstreamRequest =>
-    buildOllamaRequest({ model: ctx.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, ctx),
+  probeRequest: probeWith(buildOllamaRequest),
 };

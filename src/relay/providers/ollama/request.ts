@@ -13,7 +13,7 @@
  */
 import type { ChatCompletionRequest, Message } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
-import { joinUrl, parseDataUrl, textOf, unsupported } from '../shared.js';
+import { defined, functionTool, joinUrl, maxTokensOf, parseDataUrl, refuseFields, stopSequencesOf, textOf, toolArguments, unsupported } from '../shared.js';
 
 export const OLLAMA_DEFAULT_BASE_URL = 'http://127.0.0.1:11434';
 
@@ -34,8 +34,6 @@ export interface OllamaChatRequest {
   tools?: Array<{ type: 'function'; function: { name: string; description?: string; parameters: Record<string, unknown> } }>;
 }
 
-const defined = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
-
 function userMessage(message: Message, index: number): OllamaMessage {
   const content = message.content;
   if (content === null || content === undefined || typeof content === 'string') return { role: 'user', content: content ?? '' };
@@ -52,19 +50,8 @@ function userMessage(message: Message, index: number): OllamaMessage {
   return images.length > 0 ? { role: 'user', content: texts.join(''), images } : { role: 'user', content: texts.join('') };
 }
 
-function parseArguments(raw: string, param: string): Record<string, unknown> {
-  if (raw.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
-    return value as Record<string, unknown>;
-  } catch {
-    throw unsupported(param, 'tool call arguments must be a JSON object');
-  }
-}
-
 export function toOllamaRequest(request: ChatCompletionRequest, model: string): OllamaChatRequest {
-  if (defined(request.n) && request.n > 1) throw unsupported('n', 'ollama returns a single choice; n must be 1');
+  refuseFields(request, { n: 'ollama returns a single choice; n must be 1' });
   const choice = request.tool_choice;
   if (choice === 'required' || (choice && typeof choice === 'object')) {
     throw unsupported('tool_choice', 'ollama cannot force a tool call; use tool_choice "auto" or "none"');
@@ -85,7 +72,7 @@ export function toOllamaRequest(request: ChatCompletionRequest, model: string): 
         if (calls.length > 0) {
           out.tool_calls = calls.map((call, j) => {
             toolNames.set(call.id, call.function.name);
-            return { function: { name: call.function.name, arguments: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) } };
+            return { function: { name: call.function.name, arguments: toolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`, 'unsupported_parameter') } };
           });
         }
         return out;
@@ -103,12 +90,10 @@ export function toOllamaRequest(request: ChatCompletionRequest, model: string): 
   const options: NonNullable<OllamaChatRequest['options']> = {};
   if (defined(request.temperature)) options.temperature = request.temperature;
   if (defined(request.top_p)) options.top_p = request.top_p;
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  const maxTokens = maxTokensOf(request);
   if (defined(maxTokens)) options.num_predict = maxTokens;
-  if (defined(request.stop)) {
-    const stops = typeof request.stop === 'string' ? [request.stop] : request.stop;
-    if (stops.length > 0) options.stop = stops;
-  }
+  const stops = stopSequencesOf(request.stop);
+  if (stops) options.stop = stops;
   if (defined(request.seed)) options.seed = request.seed;
   if (defined(request.frequency_penalty)) options.frequency_penalty = request.frequency_penalty;
   if (defined(request.presence_penalty)) options.presence_penalty = request.presence_penalty;
@@ -119,16 +104,7 @@ export function toOllamaRequest(request: ChatCompletionRequest, model: string): 
   else if (format?.type === 'json_schema') body.format = format.json_schema.schema ?? 'json';
 
   const tools = request.tools ?? [];
-  if (tools.length > 0 && choice !== 'none') {
-    body.tools = tools.map((tool) => ({
-      type: 'function',
-      function: {
-        name: tool.function.name,
-        ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
-        parameters: tool.function.parameters ?? { type: 'object', properties: {} },
-      },
-    }));
-  }
+  if (tools.length > 0 && choice !== 'none') body.tools = tools.map(functionTool);
   return body;
 }
 

@@ -2,11 +2,7 @@
 import { AppError } from '../../../errors.js';
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
-import { usageOf } from '../shared.js';
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+import { completionOf, isRecord, replyContent, toolCallIdOf, upstreamErrorOf, upstreamObject, usageOf } from '../shared.js';
 
 /** done_reason -> finish_reason (a reply that called tools finishes with tool_calls). */
 export function ollamaFinishOf(doneReason: unknown, calledTools: boolean): FinishReason {
@@ -23,14 +19,10 @@ export function ollamaUsageOf(json: Record<string, unknown>): Usage | null {
 }
 
 /**
- * Ollama gives tool calls no id (newer versions may): one is derived from the response id and the
- * call's position, so the same response always converts to the same ids.
+ * `message.tool_calls` ([{function:{name, arguments: object}}]) -> OpenAI tool calls, numbered from
+ * `first`. Ollama gives tool calls no id (newer versions may): one is derived from the response id
+ * and the call's position, so the same response always converts to the same ids.
  */
-export function toolCallId(meta: ResponseMeta, index: number): string {
-  return `call_${meta.id.replace(/^chatcmpl-/, '')}_${index}`;
-}
-
-/** `message.tool_calls` ([{function:{name, arguments: object}}]) -> OpenAI tool calls, numbered from `first`. */
 export function ollamaToolCalls(raw: unknown, meta: ResponseMeta, first = 0): ToolCall[] {
   if (!Array.isArray(raw)) return [];
   const calls: ToolCall[] = [];
@@ -40,7 +32,7 @@ export function ollamaToolCalls(raw: unknown, meta: ResponseMeta, first = 0): To
     const args = fn.arguments;
     const index = first + calls.length;
     calls.push({
-      id: typeof item.id === 'string' && item.id ? item.id : toolCallId(meta, index),
+      id: typeof item.id === 'string' && item.id ? item.id : toolCallIdOf(meta, index),
       type: 'function',
       function: { name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
     });
@@ -49,43 +41,21 @@ export function ollamaToolCalls(raw: unknown, meta: ResponseMeta, first = 0): To
 }
 
 export function parseOllamaResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new AppError(502, 'upstream_error', 'bad_upstream_response', 'ollama returned a body that is not JSON');
-  }
-  if (!isRecord(json)) throw new AppError(502, 'upstream_error', 'bad_upstream_response', 'ollama returned an unexpected body');
+  const json = upstreamObject(body, 'ollama');
   if (typeof json.error === 'string' && json.error) throw new AppError(502, 'upstream_error', 'upstream_error', json.error);
   const message = isRecord(json.message) ? json.message : {};
   const toolCalls = ollamaToolCalls(message.tool_calls, meta);
   const text = typeof message.content === 'string' ? message.content : '';
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: typeof json.model === 'string' && json.model ? json.model : meta.model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
-        finish_reason: ollamaFinishOf(json.done_reason, toolCalls.length > 0),
-      },
-    ],
-    usage: ollamaUsageOf(json) ?? usageOf(0, 0),
-  };
+  const model = typeof json.model === 'string' && json.model ? json.model : meta.model;
+  return completionOf(meta, model, replyContent(text, toolCalls), toolCalls, ollamaFinishOf(json.done_reason, toolCalls.length > 0), ollamaUsageOf(json) ?? usageOf(0, 0));
 }
 
 /** `{error: "..."}` */
 export function parseOllamaError(status: number, body: string): UpstreamError {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    const text = body.trim();
-    return { message: text ? text.slice(0, 1000) : `ollama returned HTTP ${status}` };
-  }
-  if (!isRecord(json)) return { message: `ollama returned HTTP ${status}` };
-  const raw = isRecord(json.error) ? json.error.message : (json.error ?? json.message);
-  return { message: typeof raw === 'string' && raw ? raw : `ollama returned HTTP ${status}` };
+  const fallback = `ollama returned HTTP ${status}`;
+  return upstreamErrorOf(body, fallback, 1000, (json) => {
+    if (!isRecord(json)) return { message: fallback };
+    const raw = isRecord(json.error) ? json.error.message : (json.error ?? json.message);
+    return { message: typeof raw === 'string' && raw ? raw : fallback };
+  });
 }
