@@ -1,7 +1,7 @@
 /** Anthropic Messages API response / error body -> OpenAI chat completion / upstream error. */
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError } from '../provider.js';
-import { badUpstream, completionOf, replyContent, upstreamError, upstreamErrorOf, upstreamJson, usageOf } from '../shared.js';
+import { badUpstream, completionOf, replyContent, upstreamError, upstreamErrorOf, upstreamObject, usageOf } from '../shared.js';
 
 export interface AnthropicUsage {
   input_tokens?: number | null;
@@ -63,9 +63,7 @@ export function usageFromAnthropic(usage: AnthropicUsage | undefined): Usage {
 }
 
 export function parseAnthropicResponse(body: string, _ctx: ProviderContext, meta: ResponseMeta): ChatCompletion {
-  const parsed = upstreamJson(body, 'Anthropic') as AnthropicResponse;
-  // Laxer than upstreamObject (an array gets through, as it always has here): no behaviour change.
-  if (!parsed || typeof parsed !== 'object') throw badUpstream('Anthropic returned an unexpected body');
+  const parsed = upstreamObject(body, 'Anthropic') as AnthropicResponse;
   if (parsed.type === 'error') throw badUpstream(`Anthropic error: ${parsed.error?.message ?? 'unknown error'}`);
 
   const texts: string[] = [];
