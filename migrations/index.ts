@@ -7,10 +7,16 @@ import * as spine from './0001_spine.js';
 import * as channels from './0002_channels.js';
 import * as accounts from './0003_accounts.js';
 import * as apiKeys from './0010_api_keys.js';
+import * as presets from './0020_presets.js';
+import * as billing from './0030_billing.js';
+import * as usage from './0040_usage.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
   '0002_channels': channels,
   '0003_accounts': accounts,
   '0010_api_keys': apiKeys,
+  '0020_presets': presets,
+  '0030_billing': billing,
+  '0040_usage': usage,
 };

@@ -31,7 +31,10 @@ import { keyDirectoryView } from './projections/keys.js';
 import { isRevoked, revokedSessionsView } from './projections/sessions.js';
 import { GeoLocator } from './relay/access/geo.js';
 import { KeyGate } from './relay/access/key-gate.js';
+import { BillingGate } from './relay/access/billing-gate.js';
+import { billingLiveView } from './projections/billing.js';
 import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.js';
+import { defaultBuiltinPresetsDir, publishBuiltinPresets } from './presets/builtin.js';
 import { ChannelHealth } from './relay/channel-health.js';
 import { Relay } from './relay/relay.js';
 import { Router } from './relay/router.js';
@@ -92,6 +95,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const accessView = new LiveView(store, sql, accessLiveView, logger);
   const revokedSessions = new LiveView(store, sql, revokedSessionsView(config.auth.jwtExpireMs), logger);
   const keysView = new LiveView(store, sql, keyDirectoryView, logger);
+  const billingView = new LiveView(store, sql, billingLiveView, logger);
   const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
@@ -103,18 +107,22 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     await accessView.start();
     await revokedSessions.start();
     await keysView.start();
-    // Quota counters are not durable: put back what each key has used (from the usage read model).
-    await runner.waitFor(await store.headPosition(), { projections: ['key_usage'], timeoutMs: 60_000 }).catch(() => undefined);
+    await billingView.start();
+    // Quota counters are not durable: put back what each key has spent (from the billing read model).
+    await runner.waitFor(await store.headPosition(), { projections: ['key_usage', 'billing'], timeoutMs: 60_000 }).catch(() => undefined);
     await seedQuotaCounters(sql.db, counters);
     // First start: the default tenant and the root admin, projected before the first login.
     const bootstrapped = await bootstrap(store, commands, config, logger);
+    // Built-in presets new or newer in the data files (once across instances), projected before serving.
+    const presetsPublished = await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
+    if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });
     if (bootstrapped > 0) {
       // Every projection and view past the bootstrap commits before the first request.
-      const views = [maintenanceView, channelsView, accessView, revokedSessions, keysView];
+      const views = [maintenanceView, channelsView, accessView, revokedSessions, keysView, billingView];
       await Promise.all([runner.waitFor(bootstrapped), ...views.map((v) => v.waitFor(bootstrapped))]);
     }
   } catch (error) {
-    await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop()]);
+    await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop(), billingView.stop()]);
     await runner.stop();
     await Promise.all([store.close(), sql.close(), counters.close()]);
     throw error;
@@ -125,7 +133,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   if (config.healthCheckEnabled) health.startProber(pools);
   const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool') });
   usage.start();
-  const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger);
+  const billing = new BillingGate(() => billingView.state);
+  const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing);
   const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, usage, settings: config.relay, logger });
 
   const tokens = createTokenService(config);
@@ -149,7 +158,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     counters,
     commands,
     runner,
-    views: { maintenance: maintenanceView, channels: channelsView, access: accessView, revokedSessions, keys: keysView },
+    views: { maintenance: maintenanceView, channels: channelsView, access: accessView, revokedSessions, keys: keysView, billing: billingView },
     queries: {
       maintenance: () => loadMaintenance(sql.db),
       channels: (tenantId) => loadChannelRows(sql.db, tenantId),
@@ -162,6 +171,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
     secrets,
     keyGate,
+    billing,
     relay,
     pools,
     health,
@@ -196,7 +206,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       health.stop();
       await usage.close();
       await pools.close();
-      await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop()]);
+      await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop(), billingView.stop()]);
       await runner.stop();
       await counters.close();
       await sql.close();

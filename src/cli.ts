@@ -11,13 +11,21 @@
  *   switchyard token --user U [--tenant T] [--role admin|user] [--ttl 1h]
  *                                            mint an access token (HS256 from SECRET, or RS256 with
  *                                            JWT_PRIVATE_KEY_FILE); for automation and emergencies
+ *   switchyard audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
+ *                                            rebuild usage and billing from the log into a scratch
+ *                                            database and compare them with the live read models
+ *                                            (JSON report; exit status 2 when they differ)
+ *   switchyard audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
+ *                                            every event that changed that key's / user's usage or
+ *                                            balance, from the log, as JSON lines
  */
 import { parseArgs } from 'node:util';
-import { createApp, openStores } from './app.js';
+import { createApp, openStores, type Stores } from './app.js';
 import { Role, TokenService } from './auth/tokens.js';
 import { loadConfig, parseDuration, type Config } from './config.js';
 import { ConfigError } from './errors.js';
-import { createLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
+import { auditHistory, auditReplay } from './audit/replay.js';
 import { projections } from './projections/index.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
 
@@ -27,7 +35,10 @@ const USAGE = `usage: switchyard <command>
   projections rebuild <name|all>          drop a projection's tables and replay the log
   events tail [--from N] [--follow] [--stream S]
   migrate                                 apply pending schema migrations
-  token --user U [--tenant T] [--role admin|user] [--ttl 1h]`;
+  token --user U [--tenant T] [--role admin|user] [--ttl 1h]
+  audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
+                                          compare usage and billing with a replay of the log
+  audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]`;
 
 async function serve(config: Config) {
   const logger = createLogger(config.server.logLevel);
@@ -58,6 +69,17 @@ async function withRunner(config: Config, work: (runner: ProjectionRunner) => Pr
     await work(new ProjectionRunner(store, sql.db, projections, logger));
   } finally {
     await Promise.all([store.close(), sql.close(), counters.close()]);
+  }
+}
+
+/** The stores (read models migrated), closed afterwards; for commands that are not projectors. */
+async function withStores(config: Config, work: (stores: Stores, logger: Logger) => Promise<void>) {
+  const logger = createLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+  const stores = await openStores(config, logger);
+  try {
+    await work(stores, logger);
+  } finally {
+    await Promise.all([stores.store.close(), stores.sql.close(), stores.counters.close()]);
   }
 }
 
@@ -119,6 +141,46 @@ async function main(argv: string[]): Promise<number> {
       const subscription = store.subscribe({ after, onCommit: async (c) => print(c) });
       process.on('SIGINT', () => void subscription.close().then(() => store.close()).then(() => process.exit(0)));
       return -1;
+    }
+    case 'audit': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { tenant: { type: 'string', default: 'default' }, from: { type: 'string' }, to: { type: 'string' }, scratch: { type: 'string' }, after: { type: 'string', default: '0' }, limit: { type: 'string' } },
+      });
+      if (sub === 'replay') {
+        const from = new Date(values.from ?? '1970-01-01T00:00:00Z');
+        const to = values.to !== undefined ? new Date(values.to) : new Date();
+        if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from >= to) {
+          console.error('--from and --to must be ISO times, --from before --to');
+          return 1;
+        }
+        let differences = 0;
+        await withStores(config, async ({ store, sql }, logger) => {
+          const report = await auditReplay({ store, live: sql.db, logger, projections }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
+          differences = report.differences;
+          console.log(JSON.stringify(report, null, 2));
+        });
+        return differences === 0 ? 0 : 2;
+      }
+      if (sub === 'history' && positionals[0]) {
+        const subjectId = positionals[0];
+        const limit = values.limit !== undefined ? Number(values.limit) : Infinity;
+        await withStores(config, async ({ store }) => {
+          let after = Number(values.after);
+          let printed = 0;
+          while (printed < limit) {
+            const page = await auditHistory({ store, projections }, { tenantId: values.tenant, subjectId, after, limit: Math.min(1000, limit - printed) });
+            for (const entry of page.entries) console.log(JSON.stringify(entry));
+            printed += page.entries.length;
+            if (page.next_after === null) return;
+            after = page.next_after;
+          }
+          console.error(`more events follow: continue with --after ${after}`);
+        });
+        return 0;
+      }
+      break;
     }
     case 'token': {
       const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string', default: 'user' }, ttl: { type: 'string', default: '1h' } } });

@@ -139,6 +139,8 @@ export const EnvSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   STORAGE_DIR: z.string().default('./storage'),
   LOG_DIR: z.string().default('./logs'),
+  /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
+  PRESETS_BUILTIN_DIR: optionalText,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -192,6 +194,8 @@ export interface Config {
   healthCheckEnabled: boolean;
   metrics: { enabled: boolean; port: number };
   dirs: { data: string; storage: string; logs: string };
+  /** Built-in presets: where the data files are (null: the folder shipped with the package). */
+  presets: { builtinDir: string | null };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -266,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
+    presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };
 }
 

@@ -12,6 +12,8 @@ import type { ChannelsTable, SessionsTable, TenantsTable, UsersTable } from '../
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { KeyDirectory } from '../projections/keys.js';
 import type { KeyGate } from '../relay/access/key-gate.js';
+import type { BillingGate } from '../relay/access/billing-gate.js';
+import type { BillingState } from '../projections/billing.js';
 import type { AccessState } from '../projections/accounts.js';
 import type { ChannelDirectory } from '../projections/channels.js';
 import type { RevokedSessions } from '../projections/sessions.js';
@@ -34,7 +36,7 @@ export interface AppContext {
   counters: Counters;
   commands: CommandBus;
   runner: ProjectionRunner;
-  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; revokedSessions: LiveView<RevokedSessions>; keys: LiveView<KeyDirectory> };
+  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; revokedSessions: LiveView<RevokedSessions>; keys: LiveView<KeyDirectory>; billing: LiveView<BillingState> };
   /** Query side: reads of projected read models (never the event log). */
   queries: {
     maintenance(): Promise<MaintenanceView>;
@@ -51,6 +53,8 @@ export interface AppContext {
   secrets: SecretBox;
   /** Checks API keys on the relay (see src/relay/access/key-gate.ts). */
   keyGate: KeyGate;
+  /** Billing on the relay: relay_disabled, admission (insufficient_quota), prices (see src/relay/access/billing-gate.ts). */
+  billing: BillingGate;
   relay: Relay;
   pools: UpstreamPools;
   health: ChannelHealth;

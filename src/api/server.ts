@@ -12,14 +12,19 @@ import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
+import { billingRoutes } from './routes/billing.js';
 import { healthRoutes } from './routes/health.js';
 import { channelRoutes } from './routes/channels.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
+import { presetRoutes } from './routes/presets.js';
 import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
+import { subscriptionRoutes } from './routes/subscriptions.js';
 import { systemRoutes } from './routes/system.js';
 import { tenantRoutes } from './routes/tenants.js';
 import { userRoutes } from './routes/users.js';
+import { usageRoutes } from './routes/usage.js';
+import { auditRoutes } from './routes/audit.js';
 
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
@@ -78,5 +83,10 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(channelRoutes(ctx));
   await app.register(relayRoutes(ctx));
   await app.register(keyRoutes(ctx));
+  await app.register(billingRoutes(ctx));
+  await app.register(subscriptionRoutes(ctx));
+  await app.register(usageRoutes(ctx));
+  await app.register(auditRoutes(ctx));
+  await app.register(presetRoutes(ctx));
   return app;
 }

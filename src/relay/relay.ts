@@ -212,6 +212,7 @@ export class Relay {
 
     try {
       const { body, model, providers } = this.applyRequestMapping(caller.model === undefined ? input : { ...input, model: caller.model });
+      usage.model_routed = model; // billing prices the request by it
       const candidates = this.deps.router.candidates({ tenantId: caller.tenantId, model, providers, allowedChannelIds: caller.allowedChannelIds });
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');

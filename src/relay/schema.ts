@@ -94,6 +94,8 @@ export const ChatCompletionRequest = z.looseObject({
   response_format: ResponseFormat.optional(),
   provider_config: ProviderConfig.optional(),
   model_mapping: RequestModelMapping.optional(),
+  /** Switchyard extension: apply this preset (its context, model preference and settings); never forwarded upstream. */
+  preset_id: z.string().min(1).max(128).optional().describe('Switchyard extension: a preset whose context is prepended and whose settings fill what the request leaves unset'),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 

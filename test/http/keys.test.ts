@@ -171,10 +171,15 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
   });
 
   it('answers 429 insufficient_quota once the quota is used, never overshooting under concurrency', async () => {
-    // 1 credit = 1,000 tokens. Each request reserves its estimate (1 prompt token + max_tokens 20)
-    // before the upstream call and settles the real 18 tokens after.
-    const { key, id } = await newKey({ permissions: { quota_limit: 0.1 } }); // 100 tokens
-    const results = await Promise.all(Array.from({ length: 12 }, () => chat(key, 'gpt-a', {}, { max_tokens: 20 })));
+    // The quota counts the tenant's prices: gpt-c costs 1,000 credits per 1M tokens (1 credit =
+    // 1,000 tokens), and the key's user has credits. Each request reserves its estimate (1 prompt
+    // token + max_tokens 20) before the upstream call and settles the real 18 tokens after.
+    const price = await call(`${s.url}/v1/admin/pricing/models/gpt-c`, { method: 'PUT', token: s.adminToken, body: { input_price: '1000', output_price: '1000' } });
+    expect(price.status, price.text).toBe(200);
+    const topup = await call(`${s.url}/v1/admin/credits/user-1/topup`, { token: s.adminToken, body: { amount: '1000', reason: 'quota test' } });
+    expect(topup.status, topup.text).toBe(200);
+    const { key, id } = await newKey({ permissions: { quota_limit: 0.1 } }); // 100 tokens of gpt-c
+    const results = await Promise.all(Array.from({ length: 12 }, () => chat(key, 'gpt-c', {}, { max_tokens: 20 })));
     const ok = results.filter((r) => r.status === 200).length;
     const refused = results.filter((r) => r.status === 429);
     expect(refused.length).toBeGreaterThan(0);

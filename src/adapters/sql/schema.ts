@@ -142,6 +142,215 @@ export interface KeyUsageTable {
   updated_at: string;
 }
 
+/** One relay request (the `usage` projection). Tokens and latency are exact integers. */
+export interface UsageRequestsTable {
+  /** The request id; `<request id>~<n>` for another request that reused a client-chosen id. */
+  request_key: string;
+  request_id: string;
+  /** Identifies the usage event beyond its request id (a republished duplicate has the same). */
+  fingerprint: string;
+  tenant_id: string;
+  user_id: string | null;
+  key_id: string | null;
+  channel_id: string | null;
+  provider: string | null;
+  /** The model the request was routed by (after the key's and the request's aliases). */
+  model: string;
+  model_requested: string;
+  model_served: string | null;
+  status: number;
+  error_code: string | null;
+  /** 1 when the request failed (status >= 400 or an error code, e.g. a stream cut short). */
+  is_error: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  usage_source: string;
+  stream: number;
+  latency_us: number;
+  ttft_us: number | null;
+  attempts: number;
+  /** ISO time the request started; `hour` / `day` are its UTC bucket starts (ISO). */
+  started_at: string;
+  hour: string;
+  day: string;
+  /** The UsageRecorded event it came from. */
+  event_id: string;
+  recorded_at: string;
+}
+
+/** Usage per tenant / user / key / channel / model and UTC day ('' = none); sums are integers. */
+export interface UsageDailyTable {
+  tenant_id: string;
+  day: string;
+  user_id: string;
+  key_id: string;
+  channel_id: string;
+  model: string;
+  requests: number;
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Sum of the requests' latencies in microseconds. */
+  latency_us: number;
+}
+
+/** Like usage_daily, per UTC hour (the row's `day` is the hour's day). */
+export interface UsageHourlyTable extends UsageDailyTable {
+  hour: string;
+}
+
+/** Presets, user and built-in (src/projections/presets.ts); deleted ones stay as tombstones. */
+export interface PresetsTable {
+  id: string;
+  /** The owner's tenant; `_system` for built-ins. */
+  tenant_id: string;
+  /** null for built-ins. */
+  owner_id: string | null;
+  builtin: number;
+  /** private | team | public (built-ins: public). */
+  visibility: string;
+  category: string | null;
+  lang: string | null;
+  name: string;
+  description: string;
+  /** Lower-cased tags, each between newlines ("\nwriting\nemail\n"), for exact tag filters. */
+  tags_text: string;
+  /** Lower-cased name, description, tags, system prompt and context, newline-separated. */
+  search_text: string;
+  /** JSON of the preset's content (PresetContentData plus visibility). */
+  data: string;
+  /** Built-ins: the data file's version. */
+  version: string | null;
+  /** Events in the preset's history (user presets) / publications (built-ins). */
+  revision: number;
+  cloned_from: string | null;
+  deleted: number;
+  /** Log position of the commit that created the row. */
+  created_position: number;
+  /** Log position of the row's last change: the sync cursor. */
+  position: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/** Billing (the `billing` projection). Amounts: integer micro-credits (bigint: may come back as strings, use Number()). */
+export interface BillingPricesTable {
+  tenant_id: string;
+  /** '' = the tenant's default price. */
+  model: string;
+  input_per_1m_micro: number;
+  output_per_1m_micro: number;
+  per_request_micro: number;
+  updated_at: string;
+  updated_by: string | null;
+}
+
+export interface BillingSettingsTable {
+  tenant_id: string;
+  relay_api_enabled: number;
+  /** included | excluded | hybrid */
+  subscription_covers_relay: string;
+  updated_at: string;
+  updated_by: string | null;
+}
+
+export interface BillingBalancesTable {
+  user_id: string;
+  tenant_id: string;
+  balance_micro: number;
+  updated_at: string;
+}
+
+export interface BillingLedgerTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** charge | topup | adjustment | subscription_fee */
+  entry_type: string;
+  amount_micro: number;
+  balance_after_micro: number;
+  request_id: string | null;
+  /** The event this entry comes from (for a charge: the UsageRecorded event). */
+  event_id: string;
+  event_position: number;
+  event_version: number;
+  model: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  key_id: string | null;
+  reason: string | null;
+  plan_id: string | null;
+  subscription_id: string | null;
+  created_by: string | null;
+  created_at: string;
+}
+
+export interface BillingRequestsTable {
+  dedupe_key: string;
+  request_id: string;
+  fingerprint: string;
+  tenant_id: string;
+  user_id: string;
+  key_id: string | null;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  input_per_1m_micro: number;
+  output_per_1m_micro: number;
+  per_request_micro: number;
+  cost_micro: number;
+  charged_micro: number;
+  /** none | partial | full */
+  coverage: string;
+  event_id: string;
+  event_position: number;
+  event_version: number;
+  created_at: string;
+}
+
+export interface BillingPlansTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  /** JSON: "day" | "week" | "month" | {"days": n} */
+  period: string;
+  /** JSON array of {models, requests, tokens}. */
+  quotas: string;
+  price_micro: number;
+  deleted: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BillingSubscriptionsTable {
+  user_id: string;
+  tenant_id: string;
+  subscription_id: string;
+  plan_id: string;
+  /** JSON of PlanTerms (src/commands/plans/events.ts) for the current period. */
+  terms: string;
+  /** active | canceled (an active one whose period_end passed is shown as expired) */
+  status: string;
+  period_start: string;
+  period_end: string;
+  /** JSON array of {requests, tokens}, parallel to the terms' quotas. */
+  used: string;
+  started_at: string;
+  canceled_at: string | null;
+  updated_at: string;
+}
+
+export interface BillingKeySpendTable {
+  key_id: string;
+  tenant_id: string;
+  spent_micro: number;
+  updated_at: string;
+}
+
 export interface ReadModelTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   maintenance_state: MaintenanceStateTable;
@@ -154,4 +363,16 @@ export interface ReadModelTables {
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
   key_usage: KeyUsageTable;
+  presets: PresetsTable;
+  usage_requests: UsageRequestsTable;
+  usage_hourly: UsageHourlyTable;
+  usage_daily: UsageDailyTable;
+  billing_prices: BillingPricesTable;
+  billing_settings: BillingSettingsTable;
+  billing_balances: BillingBalancesTable;
+  billing_ledger: BillingLedgerTable;
+  billing_requests: BillingRequestsTable;
+  billing_plans: BillingPlansTable;
+  billing_subscriptions: BillingSubscriptionsTable;
+  billing_key_spend: BillingKeySpendTable;
 }

@@ -5,9 +5,12 @@
 import { z } from 'zod';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { AppError, ForbiddenError } from '../../errors.js';
+import { AppError, ForbiddenError, NotFoundError } from '../../errors.js';
 import type { ActiveKey } from '../../projections/keys.js';
+import { findVisiblePreset, presetDocument } from '../../projections/presets.js';
+import { relayDisabledError, routedModel } from '../../relay/access/billing-gate.js';
 import { KEY_PREFIX } from '../../relay/access/key-gate.js';
+import { applyPreset } from '../../relay/presets.js';
 import type { RelayCaller } from '../../relay/relay.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
 import { requirePrincipal } from '../auth.js';
@@ -67,6 +70,8 @@ const FIELD_CHECKS: Record<string, (v: unknown) => boolean> = {
   response_format: (v) => v === undefined,
   provider_config: (v) => v === undefined,
   model_mapping: (v) => v === undefined,
+  // Resolved (and removed) by the preset hook before validation; still present only when unusable.
+  preset_id: (v) => v === undefined,
 };
 
 // A field added to (or removed from) the schema must be handled above: refuse to start otherwise.
@@ -101,7 +106,14 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
    * directory (401 unauthorized / key_expired). The web UI and users with a session use their
    * access token.
    */
-  const callerOf = async (request: FastifyRequest): Promise<{ caller: RelayCaller; key: ActiveKey | null }> => {
+  const callers = new WeakMap<FastifyRequest, Promise<{ caller: RelayCaller; key: ActiveKey | null }>>();
+  /** Once per request (the preset hook needs the caller before the handler does). */
+  const callerOf = (request: FastifyRequest): Promise<{ caller: RelayCaller; key: ActiveKey | null }> => {
+    let resolved = callers.get(request);
+    if (!resolved) callers.set(request, (resolved = resolveCaller(request)));
+    return resolved;
+  };
+  const resolveCaller = async (request: FastifyRequest): Promise<{ caller: RelayCaller; key: ActiveKey | null }> => {
     const header = request.headers.authorization;
     if (header !== undefined && header.startsWith(`Bearer ${KEY_PREFIX}`)) {
       const key = ctx.keyGate.authenticate(header.slice(7).trim(), ctx.views.keys.state);
@@ -113,17 +125,43 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   };
 
   /**
-   * The key's rules, in their documented order (model, source, then rate limits, concurrency and
-   * quota in one counters round trip). The ticket settles real usage when the request ends.
+   * The key's rules, in their documented order (model, source, then credits / subscription
+   * coverage from memory, then rate limits, concurrency and quota in one counters round trip).
+   * The ticket settles real usage when the request ends.
    */
   const applyKey = async (request: FastifyRequest, reply: FastifyReply, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest) => {
     const model = ctx.keyGate.resolveModel(key, body.model);
     ctx.keyGate.checkSource(key, request);
+    ctx.billing.admit(caller, routedModel(model, body));
     const ticket = await ctx.keyGate.admit(key, model, body);
     // Set on the raw response so they also reach streamed answers (written with writeHead).
     for (const [name, value] of Object.entries(ticket.headers)) reply.raw.setHeader(name, value);
     caller.model = model === body.model ? undefined : model;
-    caller.onFinish = (usage) => void ticket.settle(usage.total_tokens);
+    caller.onFinish = (usage) => void ticket.settle(usage);
+  };
+
+  /** A `preset_id` that cannot be applied: answered (and recorded) by the handler. */
+  const presetFailures = new WeakMap<FastifyRequest, AppError>();
+
+  /**
+   * preValidation: applies the request's preset (src/relay/presets.ts) before the body is
+   * validated, so that a preset can supply the model. Requests without `preset_id` pass at once.
+   */
+  const resolvePreset = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    // A callback hook: requests without a preset (nearly all) pass synchronously, with no promise.
+    const body = request.body;
+    if (!isObject(body) || typeof body.preset_id !== 'string' || !body.preset_id) return done(); // absent, or the schema's 400
+    applyRequestPreset(request, body, body.preset_id).then(() => done(), done);
+  };
+  const applyRequestPreset = async (request: FastifyRequest, body: Record<string, unknown>, presetId: string) => {
+    const { caller, key } = await callerOf(request);
+    const row = caller.userId === null ? undefined : await findVisiblePreset(ctx.sql.db, { tenantId: caller.tenantId, userId: caller.userId }, presetId);
+    if (!row) {
+      presetFailures.set(request, new NotFoundError(`preset ${presetId} not found`, 'preset_not_found'));
+      return;
+    }
+    const served = new Set(ctx.relay.models(caller));
+    request.body = applyPreset(body, presetDocument(row), (model) => served.has(model) && (!key || isModelAllowed(key, model))) as ChatCompletionRequest;
   };
 
   return async (app) => {
@@ -140,6 +178,7 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: url === '/v1/chat' ? { ...schema, deprecated: true, summary: 'Deprecated alias of /v1/chat/completions' } : schema,
         attachValidation: true,
         validatorCompiler: chatValidatorCompiler,
+        preValidation: resolvePreset,
       };
       app.post(url, options, async (request, reply) => {
         if (url === '/v1/chat') {
@@ -147,15 +186,19 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           reply.header('link', '</v1/chat/completions>; rel="successor-version"');
         }
         const { caller, key } = await callerOf(request);
+        // The tenant switched its relay API off: API keys are refused (recorded); the UI is not.
+        if (key && !ctx.billing.settings(key.tenantId).relay_api_enabled) ctx.relay.reject(request, caller, relayDisabledError(), request.body);
+        const presetFailure = presetFailures.get(request);
+        if (presetFailure) ctx.relay.reject(request, caller, presetFailure, request.body);
         if (request.validationError) ctx.relay.reject(request, caller, validationError(request.validationError), request.body);
-        if (key) {
-          try {
-            await applyKey(request, reply, caller, key, request.body);
-          } catch (error) {
-            // Refused by the key's rules: still one usage event, then the documented answer.
-            if (error instanceof AppError) ctx.relay.reject(request, caller, error, request.body);
-            throw error;
-          }
+        try {
+          if (key) await applyKey(request, reply, caller, key, request.body);
+          // Session callers (the chat UI): credits / subscription, from memory (429 insufficient_quota).
+          else ctx.billing.admit(caller, routedModel(request.body.model, request.body));
+        } catch (error) {
+          // Refused by the key's rules or by billing: still one usage event, then the documented answer.
+          if (error instanceof AppError) ctx.relay.reject(request, caller, error, request.body);
+          throw error;
         }
         await ctx.relay.chatCompletions(request, reply, request.body, caller);
         return reply;
@@ -164,6 +207,7 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, async (request) => {
       const { caller, key } = await callerOf(request);
+      if (key) ctx.billing.assertRelayEnabled(key.tenantId);
       const models = ctx.relay.models(caller).filter((id) => !key || isModelAllowed(key, id));
       return { object: 'list' as const, data: models.map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'switchyard' })) };
     });

@@ -13,6 +13,8 @@ export const UsageData = z.object({
   provider: z.string().nullable(),
   model_requested: z.string(),
   model_served: z.string().nullable(),
+  /** The model the request was routed (and is priced) by: after the API key's and the request's aliases, before a channel's own mapping. Absent in older events. */
+  model_routed: z.string().nullable().optional(),
   prompt_tokens: z.number().int().min(0),
   completion_tokens: z.number().int().min(0),
   total_tokens: z.number().int().min(0),

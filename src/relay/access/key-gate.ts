@@ -11,12 +11,14 @@ import type { FastifyRequest } from 'fastify';
 import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/counters.js';
+import type { UsageData } from '../../commands/usage/events.js';
 import type { ActiveKey, KeyDirectory } from '../../projections/keys.js';
 import type { ChatCompletionRequest } from '../schema.js';
 import { clientIp } from './client-ip.js';
 import type { GeoLocator } from './geo.js';
 import { ipAllowed, parseIpRule, type IpRule } from './ip-rules.js';
-import { costOfTokens, creditsToMicro } from './quota-cost.js';
+import { routedModel } from './billing-gate.js';
+import { creditsToMicro, type QuotaCost } from './quota-cost.js';
 
 export const KEY_PREFIX = 'sk-';
 
@@ -30,19 +32,21 @@ export interface KeyTicket {
   model: string;
   /** Rate-limit headers for the response. */
   headers: Record<string, string>;
-  /** Records real usage: tokens per hour, quota (reserved -> actual), frees the concurrency slot. */
-  settle(totalTokens: number): Promise<number>;
+  /** Records real usage: tokens per hour, quota (reserved -> actual cost), frees the concurrency slot. Resolves with the cost charged to the quota. */
+  settle(usage: UsageData): Promise<number>;
 }
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
-/** Rough prompt size for the quota reservation (settled exactly afterwards): ~4 characters per token. */
-function estimateTokens(body: ChatCompletionRequest): number {
+/**
+ * Request size for the quota reservation (settled exactly afterwards): the prompt at ~4 characters
+ * per token, the completion at its limit (`max_tokens`, default 1024): priced, rounded up.
+ */
+function estimateTokens(body: ChatCompletionRequest): { prompt: number; completion: number } {
   let chars = 0;
   for (const m of body.messages) chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
-  const completion = body.max_completion_tokens ?? body.max_tokens ?? 1024;
-  return Math.ceil(chars / 4) + completion;
+  return { prompt: Math.ceil(chars / 4), completion: body.max_completion_tokens ?? body.max_tokens ?? 1024 };
 }
 
 export class KeyGate {
@@ -54,6 +58,8 @@ export class KeyGate {
     trustedProxies: readonly string[],
     private readonly slotLeaseMs: number,
     private readonly logger: Logger,
+    /** What requests cost against `quota_limit`: the tenant's prices (the billing gate). */
+    private readonly cost: QuotaCost,
   ) {
     this.proxies = trustedProxies.map((p) => parseIpRule(p)).filter((r): r is IpRule => r !== null);
   }
@@ -108,7 +114,8 @@ export class KeyGate {
     }
     const checkWindows: AdmissionRequest['checkWindows'] = limits.tokens_per_hour ? [{ key: `rl:${id}:tph`, limit: limits.tokens_per_hour, windowMs: HOUR }] : [];
     const slot = limits.concurrent_requests ? { key: `rl:${id}:conc`, limit: limits.concurrent_requests, leaseMs: this.slotLeaseMs } : undefined;
-    const reserved = key.policy.quota_limit === null ? 0 : costOfTokens(estimateTokens(body));
+    const estimate = key.policy.quota_limit === null ? null : estimateTokens(body);
+    const reserved = estimate === null ? 0 : this.cost.estimate(key.tenantId, routedModel(model, body), estimate.prompt, estimate.completion);
     const reservation = key.policy.quota_limit === null ? undefined : { key: `quota:${id}`, amount: reserved, limit: creditsToMicro(key.policy.quota_limit) };
 
     const nothingToCount = windows.length === 0 && checkWindows.length === 0 && !slot && !reservation;
@@ -141,10 +148,11 @@ export class KeyGate {
       key,
       model,
       headers,
-      settle: async (totalTokens: number) => {
+      settle: async (usage: UsageData) => {
         if (settled) return 0;
         settled = true;
-        const actual = costOfTokens(totalTokens);
+        const totalTokens = usage.total_tokens;
+        const actual = reservation ? this.cost.actual(usage) : 0;
         try {
           await this.counters.settle({
             charge: checkWindows.length > 0 && totalTokens > 0 ? [{ key: checkWindows[0]!.key, windowMs: HOUR, cost: totalTokens }] : undefined,

@@ -2,16 +2,23 @@
  * What a request costs against an API key's `quota_limit` (credits). Amounts are integer
  * micro-credits (1 credit = 1,000,000) so sums are exact.
  *
- * Until per-model pricing exists, a request costs 1 credit per 1,000 tokens (prompt +
- * completion), i.e. 1,000 micro-credits per token.
+ * The cost is the request at the tenant's prices (src/billing/pricing.ts, list price: before any
+ * subscription coverage), supplied by the billing gate: an estimate, rounded up, is reserved before
+ * the upstream call and replaced by the actual cost afterwards.
  */
-export const MICRO_PER_CREDIT = 1_000_000;
-const MICRO_PER_TOKEN = 1_000;
+import type { UsageData } from '../../commands/usage/events.js';
+import { MICRO_PER_CREDIT, toMicro } from '../../billing/money.js';
 
-export function costOfTokens(tokens: number): number {
-  return Math.max(0, Math.round(tokens)) * MICRO_PER_TOKEN;
+export { MICRO_PER_CREDIT };
+
+export interface QuotaCost {
+  /** Conservative estimate (micro-credits, rounded up) of a request to `model` in `tenantId`. */
+  estimate(tenantId: string, model: string, promptTokens: number, completionTokens: number): number;
+  /** What a finished request costs (micro-credits); 0 for one that generated nothing. */
+  actual(usage: UsageData): number;
 }
 
+/** A key's quota_limit (credits, a JSON number) in micro-credits: exact for up to 6 decimals. */
 export function creditsToMicro(credits: number): number {
-  return Math.round(credits * MICRO_PER_CREDIT);
+  return toMicro(credits) ?? Math.round(credits * MICRO_PER_CREDIT);
 }
