@@ -98,6 +98,7 @@ export class ProjectionRunner {
    * head position as of the call (the projection keeps tailing afterwards if started). */
   async rebuild(name: string): Promise<void> {
     const projection = this.find(name);
+    await this.ensureCheckpoint(projection); // a fresh database has no checkpoint row yet
     const generation = await this.db.transaction().execute(async (trx) => {
       await projection.reset(trx);
       const row = await trx.selectFrom('projection_checkpoints').select('generation').where('name', '=', name).executeTakeFirst();
@@ -130,7 +131,7 @@ export class ProjectionRunner {
       const commits = await this.store.readAll({ after: state.position, limit: 500 });
       if (commits.length === 0) break;
       for (const commit of commits) {
-        if (cancelled()) return;
+        if (cancelled() || commit.position > until) return; // `until` is a bound, not a hint
         await this.applyCommit(state, commit);
       }
     }
@@ -279,7 +280,8 @@ export class ProjectionRunner {
           if (row && row.generation !== state.generation) throw new GenerationChanged(`projection ${state.projection.name} was rebuilt`);
           return; // already applied (redelivery, or another instance got there first)
         }
-        for (const event of relevant) await state.projection.apply(trx, event);
+        if (state.projection.applyCommit) await state.projection.applyCommit(trx, relevant);
+        else for (const event of relevant) await state.projection.apply(trx, event);
       });
       if (state.skipTimer) clearTimeout(state.skipTimer);
       state.skipTimer = null;
