@@ -35,10 +35,12 @@ function serverDatabase(dialect: Exclude<Dialect, 'sqlite'>, extra: Record<strin
   };
 }
 
+const TWO_INSTANCES = 'NATS + MariaDB + Redis';
+
 const variants: Array<[string, () => Stack, boolean]> = [
   ['embedded', () => ({ env: {}, cleanup: async () => undefined }), true],
   [
-    'NATS + MariaDB + Redis',
+    TWO_INSTANCES,
     () => {
       const suffix = uniqueSuffix();
       const redis = new URL(urls.redis);
@@ -49,8 +51,9 @@ const variants: Array<[string, () => Stack, boolean]> = [
   ['PostgreSQL read models', () => serverDatabase('postgres'), services.postgres],
 ];
 
-describe.each(variants)('billing (%s)', (_name, stack, enabled) => {
+describe.each(variants)('billing (%s)', (name, stack, enabled) => {
   let s: RunningApp;
+  let env: Record<string, string> = {};
   let upstream: OpenAiFake;
   let otherAdmin: string;
   let otherTenantUserToken: string;
@@ -59,8 +62,9 @@ describe.each(variants)('billing (%s)', (_name, stack, enabled) => {
   beforeAll(async () => {
     if (!enabled) return;
     upstream = await startOpenAiFake();
-    const { env, cleanup: drop } = stack();
-    cleanup = drop;
+    const created = stack();
+    env = created.env;
+    cleanup = created.cleanup;
     s = await startApp({ HEALTH_CHECK_ENABLED: 'false', ...env });
     await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['m-a', 'm-h', 'm-free', 'm-t'] });
     const res = await call(`${s.url}/v1/admin/pricing/models/m-a`, { method: 'PUT', token: s.adminToken, body: { input_price: '2.5', output_price: 10, per_request_price: '0.001' } });
@@ -352,6 +356,42 @@ describe.each(variants)('billing (%s)', (_name, stack, enabled) => {
     expect((await chat(key)).status).toBe(200);
   });
 
+  it('applies settings, credits and prices on every instance (a second instance on the same stores)', async (ctx) => {
+    if (name !== TWO_INSTANCES) return ctx.skip();
+    const b = await startApp({ HEALTH_CHECK_ENABLED: 'false', ...env });
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 5_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`instance b never saw: ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const chatOn = (token: string) => call(`${b.url}/v1/chat/completions`, { token, body: { model: 'm-a', messages: [{ role: 'user', content: 'hi' }] } });
+    try {
+      const u = await newUser();
+      const key = await newKey(u.id);
+      await until('the key (refused for credits)', async () => (await chatOn(key)).json.error?.code === 'insufficient_quota');
+      await topup(u.id, '1'); // on instance a
+      await until('the top-up', async () => (await chatOn(key)).status === 200);
+      await setSettings({ relay_api_enabled: false });
+      try {
+        await until('relay_api_enabled=false', async () => (await chatOn(key)).json.error?.code === 'relay_disabled');
+        expect((await chatOn(u.token)).status).toBe(200);
+      } finally {
+        await setSettings({ relay_api_enabled: true });
+      }
+      await until('relay_api_enabled=true', async () => (await chatOn(key)).status === 200);
+      // Both instances' usage lands in one ledger, each request charged once.
+      await b.app.ctx.usage.flush();
+      const charges = (await ledgerOf(u.id)).filter((e) => e.type === 'charge');
+      expect(charges.every((e) => e.amount_micro === -M_A_CHARGE)).toBe(true);
+      expect(new Set(charges.map((e) => e.request_id)).size).toBe(charges.length);
+      expect(await balanceOf(u.id)).toBe(1_000_000 - charges.length * M_A_CHARGE);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('subscribes, covers, renews (fee again, quotas reset), cancels; an ended period covers nothing', async () => {
     const plan = await newPlan({ name: 'Starter', description: 'one request', period: { days: 30 }, quotas: [{ models: ['m-a'], requests: 1 }], price: '0.25' });
     expect(plan).toMatchObject({ object: 'plan', period: { days: 30 }, price: '0.250000', price_micro: 250_000, quotas: [{ models: ['m-a'], requests: 1, tokens: null }] });
@@ -505,11 +545,17 @@ describe.each(variants)('billing (%s)', (_name, stack, enabled) => {
     expect(await balanceOf(u.id)).toBe(balance);
     expect(s.app.ctx.billing.balanceOf(u.id)).toBe(balance); // the live view too
     expect(await s.app.ctx.sql.db.selectFrom('billing_requests').select('dedupe_key').where('request_id', '=', requestId).execute()).toHaveLength(1);
+    // Twice in one commit (one batch of the projection): charged once.
+    const twin = { ...original.data, request_id: `twin-${randomUUID()}` };
+    await s.app.ctx.store.append(`usage-replay${randomUUID().replace(/-/g, '')}`, [{ type: 'UsageRecorded', data: twin }, { type: 'UsageRecorded', data: twin }], { expectedVersion: 0, tenantId: 'default' });
+    expect((await ledgerOf(u.id)).filter((e) => e.type === 'charge')).toHaveLength(2);
+    expect(await balanceOf(u.id)).toBe(balance - M_A_CHARGE);
+    expect(s.app.ctx.billing.balanceOf(u.id)).toBe(balance - M_A_CHARGE);
     // A client may choose its X-Request-Id: another request with the same id is still billed.
     const again = await call(`${s.url}/v1/chat/completions`, { token: u.token, headers: { 'x-request-id': requestId }, body: { model: 'm-a', messages: [{ role: 'user', content: 'hi' }] } });
     expect(again.headers.get('x-request-id')).toBe(requestId);
-    expect((await ledgerOf(u.id)).filter((e) => e.type === 'charge')).toHaveLength(2);
-    expect(await balanceOf(u.id)).toBe(balance - M_A_CHARGE);
+    expect((await ledgerOf(u.id)).filter((e) => e.type === 'charge')).toHaveLength(3);
+    expect(await balanceOf(u.id)).toBe(balance - 2 * M_A_CHARGE);
   });
 
   it('isolates tenants on every billing endpoint (another tenant’s ids are 404, lists are empty)', async () => {
@@ -536,8 +582,10 @@ describe.each(variants)('billing (%s)', (_name, stack, enabled) => {
       const token = path === '/v1/plans' ? otherTenantUserToken : otherAdmin;
       expect((await call(`${s.url}${path}`, { token })).json.data, path).toEqual([]);
     }
-    expect((await call(`${s.url}/v1/admin/billing/ledger?user_id=${u.id}&format=csv`, { token: otherAdmin })).text.trimEnd().split('\r\n')).toHaveLength(1);
     const period = new Date().toISOString().slice(0, 7);
+    for (const path of [`/v1/admin/billing/ledger?user_id=${u.id}&format=csv`, `/v1/admin/billing/statements?period=${period}&user_id=${u.id}`]) {
+      expect((await call(`${s.url}${path}`, { token: otherAdmin })).json?.error?.code, path).toBe('user_not_found');
+    }
     expect((await call(`${s.url}/v1/admin/billing/statements?period=${period}`, { token: otherAdmin })).json.users).toEqual([]);
     expect((await call(`${s.url}/v1/admin/settings`, { token: otherAdmin })).json).toMatchObject({ tenant_id: 'tenant-b', relay_api_enabled: true, subscription_covers_relay: 'hybrid', updated_at: null });
     // Nothing leaked the other way either, and the user's own data is intact.

@@ -8,14 +8,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { parseCredits } from '../../billing/money.js';
+import { formatCredits, parseCredits } from '../../billing/money.js';
 import type { Price } from '../../billing/pricing.js';
 import { balanceOf, findSubscription, ledgerCsv, ledgerEntryAt, listBalances, listLedger, loadPricing, loadSettings, statement, subscriptionView, type LedgerFilter } from '../../billing/queries.js';
 import { credits } from '../../commands/credits/decider.js';
 import { pricing } from '../../commands/pricing/decider.js';
 import { settings } from '../../commands/settings/decider.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
-import { formatCredits } from '../../billing/money.js';
 import { requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
 import {
@@ -100,7 +99,7 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return loadPricing(ctx.sql.db, principal.tenantId);
     });
 
-    const setPrices = async (request: { id: string }, tenantId: string, by: string, command: Parameters<typeof pricing.decide>[0]) => {
+    const setPrices = async (request: { id: string }, tenantId: string, command: Parameters<typeof pricing.decide>[0]) => {
       const result = await ctx.commands.execute(pricing, tenantId, command, { tenantId, causationId: request.id });
       await settle(result.position);
       return loadPricing(ctx.sql.db, tenantId);
@@ -113,18 +112,18 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         const principal = await requirePrincipal(request, ctx.tokens);
         const models = Object.fromEntries(Object.entries(request.body.models ?? {}).map(([m, p]) => [m, priceFrom(p, `models.${m}.`)]));
         const def = request.body.default ? priceFrom(request.body.default, 'default.') : undefined;
-        return setPrices(request, principal.tenantId, principal.userId, { type: 'SetPrices', default: def, models, by: principal.userId });
+        return setPrices(request, principal.tenantId, { type: 'SetPrices', default: def, models, by: principal.userId });
       },
     );
 
     app.put('/v1/admin/pricing/default', { preHandler: manage, schema: { tags, summary: 'Set the price of every model without its own', body: PriceInput, response: { 200: PricingView } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
-      return setPrices(request, principal.tenantId, principal.userId, { type: 'SetDefaultPrice', price: priceFrom(request.body), by: principal.userId });
+      return setPrices(request, principal.tenantId, { type: 'SetDefaultPrice', price: priceFrom(request.body), by: principal.userId });
     });
 
     app.post('/v1/admin/pricing/models', { preHandler: manage, schema: { tags, summary: "Set a model's price (applies from now on)", body: ModelPriceInput, response: { 200: PricingView } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
-      return setPrices(request, principal.tenantId, principal.userId, { type: 'SetModelPrice', model: request.body.model, price: priceFrom(request.body), by: principal.userId });
+      return setPrices(request, principal.tenantId, { type: 'SetModelPrice', model: request.body.model, price: priceFrom(request.body), by: principal.userId });
     });
 
     app.put(
@@ -132,7 +131,7 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       { preHandler: manage, schema: { tags, summary: "Set a model's price (applies from now on)", params: ModelParam, body: PriceInput, response: { 200: PricingView } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        return setPrices(request, principal.tenantId, principal.userId, { type: 'SetModelPrice', model: request.params.model, price: priceFrom(request.body), by: principal.userId });
+        return setPrices(request, principal.tenantId, { type: 'SetModelPrice', model: request.params.model, price: priceFrom(request.body), by: principal.userId });
       },
     );
 
@@ -141,7 +140,7 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       { preHandler: manage, schema: { tags, summary: "Remove a model's price (it falls back to the default)", params: ModelParam, response: { 200: PricingView } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        return setPrices(request, principal.tenantId, principal.userId, { type: 'RemoveModelPrice', model: request.params.model, by: principal.userId });
+        return setPrices(request, principal.tenantId, { type: 'RemoveModelPrice', model: request.params.model, by: principal.userId });
       },
     );
 
@@ -214,6 +213,7 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       async (request, reply) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const q = request.query;
+        if (q.user_id !== undefined) await userOfTenant(principal.tenantId, q.user_id);
         return sendLedger(reply, { tenantId: principal.tenantId, userId: q.user_id, from: timeParam(q.from, 'from'), to: timeParam(q.to, 'to'), type: q.type, limit: q.limit }, q.format);
       },
     );
@@ -229,6 +229,7 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       { preHandler: manage, schema: { tags, summary: 'Statement of a calendar month per user (opening, movements by type, closing, requests)', querystring: StatementQuery.extend({ user_id: EntityId.optional() }), response: { 200: StatementView } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
+        if (request.query.user_id !== undefined) await userOfTenant(principal.tenantId, request.query.user_id);
         return statement(ctx.sql.db, principal.tenantId, request.query.period, request.query.user_id);
       },
     );

@@ -14,6 +14,12 @@ export interface Projection {
   eventTypes: readonly string[];
   /** Applies one event inside the runner's transaction; must write only through `trx`. */
   apply(trx: ReadModelDb, event: StoredEvent): Promise<void>;
+  /**
+   * Optional: applies all the events of one commit that this projection reads, in order, inside
+   * the runner's transaction, with the same result as `apply` on each. Lets a projection that
+   * reads every usage event batch its reads and writes (one commit holds up to hundreds of them).
+   */
+  applyCommit?(trx: ReadModelDb, events: readonly StoredEvent[]): Promise<void>;
   /** Empties the projection's tables (rebuild drops its state and replays the log). */
   reset(trx: ReadModelDb): Promise<void>;
 }
