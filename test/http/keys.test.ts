@@ -106,6 +106,10 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
       expect(res.status, model).toBe(403);
       expect(res.json.error.code).toBe('model_not_allowed');
     }
+    // A request-level model_mapping cannot smuggle a blocked model under an allowed name.
+    const smuggled = await chat(key, 'gpt-a', {}, { model_mapping: { 'gpt-a': { actual_model: 'gpt-c' } } });
+    expect(smuggled.status).toBe(403);
+    expect(smuggled.json.error.code).toBe('model_not_allowed');
   });
 
   it('answers 403 ip_not_allowed by address, CIDR (v4 and v6), block list and country', async () => {

@@ -131,6 +131,10 @@ export function relayRoutes(ctx: AppContext): FastifyPluginAsyncZod {
    */
   const applyKey = async (request: FastifyRequest, reply: FastifyReply, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest) => {
     const model = ctx.keyGate.resolveModel(key, body.model);
+    // The request's own model_mapping may point an allowed name at another model: the key's rules
+    // apply to where the request really goes, too.
+    const mappedTo = body.model_mapping?.[body.model]?.actual_model;
+    if (mappedTo !== undefined && mappedTo !== model) ctx.keyGate.resolveModel(key, mappedTo);
     ctx.keyGate.checkSource(key, request);
     ctx.billing.admit(caller, routedModel(model, body));
     const ticket = await ctx.keyGate.admit(key, model, body);
