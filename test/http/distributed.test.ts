@@ -105,6 +105,36 @@ describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
     }
   });
 
+  it('bills every request exactly once under concurrent load on both instances', async () => {
+    const upstream = await startOpenAiFake();
+    try {
+      await call(`${a.url}/v1/admin/channels`, { token: a.adminToken, body: { name: 'bill', type: 'openai', base_url: upstream.baseUrl, key: 'test-key', models: ['billed-model'] } });
+      expect((await call(`${a.url}/v1/admin/pricing/models/billed-model`, { method: 'PUT', token: a.adminToken, body: { input_price: 1, output_price: 1 } })).status).toBe(200);
+      expect((await call(`${a.url}/v1/admin/credits/user-1/topup`, { token: a.adminToken, body: { amount: 10, reason: 'load test' } })).status).toBe(200);
+      const created = await call(`${a.url}/api/admin/keys`, { token: a.adminToken, body: { name: 'load', user_id: 'user-1' } });
+      const head = await a.app.ctx.store.headPosition();
+      for (const instance of [a, b]) {
+        await Promise.all([instance.app.ctx.views.keys.waitFor(head), instance.app.ctx.views.channels.waitFor(head), instance.app.ctx.views.billing.waitFor(head)]);
+      }
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          call(`${(i % 2 === 0 ? a : b).url}/v1/chat/completions`, { token: created.json.key, body: { model: 'billed-model', messages: [{ role: 'user', content: `load ${i}` }] } }),
+        ),
+      );
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      const served = results.map((r) => r.headers.get('x-request-id')!).sort();
+      await Promise.all([a.app.ctx.usage.flush(), b.app.ctx.usage.flush()]);
+      const end = Math.max(await a.app.ctx.store.headPosition(), await b.app.ctx.store.headPosition());
+      await a.app.ctx.runner.waitFor(end, { projections: ['billing'] });
+      const charged = (await a.app.ctx.sql.db.selectFrom('billing_ledger').select('request_id').where('entry_type', '=', 'charge').where('request_id', 'in', served).execute())
+        .map((r) => r.request_id!)
+        .sort();
+      expect(charged).toEqual(served); // each served request charged once: none missing, none twice
+    } finally {
+      await upstream.close();
+    }
+  });
+
   it('applies the shared projection exactly once and rebuilds it to the same state', async () => {
     const head = await a.app.ctx.store.headPosition();
     await a.app.ctx.runner.waitFor(head);
