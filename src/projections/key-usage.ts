@@ -6,23 +6,45 @@
  */
 import { USAGE_RECORDED, UsageData } from '../commands/usage/events.js';
 import type { Counters } from '../ports/counters.js';
+import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
+
+/** One commit's usage per key: one update (or insert) per key touched, same rows as event by event. */
+async function applyKeyUsage(trx: ReadModelDb, events: readonly StoredEvent[]): Promise<void> {
+  const deltas = new Map<string, { tenantId: string; requests: number; totalTokens: number; at: string }>();
+  for (const stored of events) {
+    const usage = UsageData.parse(stored.data);
+    if (!usage.key_id) continue;
+    const delta = deltas.get(usage.key_id);
+    if (delta) {
+      delta.requests += 1;
+      delta.totalTokens += usage.total_tokens;
+      delta.at = stored.occurred_at;
+    } else {
+      deltas.set(usage.key_id, { tenantId: usage.tenant_id, requests: 1, totalTokens: usage.total_tokens, at: stored.occurred_at });
+    }
+  }
+  for (const [keyId, delta] of deltas) {
+    const updated = await trx
+      .updateTable('key_usage')
+      .set((eb) => ({ requests: eb('requests', '+', delta.requests), total_tokens: eb('total_tokens', '+', delta.totalTokens), updated_at: delta.at }))
+      .where('key_id', '=', keyId)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      await trx.insertInto('key_usage').values({ key_id: keyId, tenant_id: delta.tenantId, requests: delta.requests, total_tokens: delta.totalTokens, updated_at: delta.at }).execute();
+    }
+  }
+}
 
 export const keyUsageProjection: Projection = {
   name: 'key_usage',
   version: 1,
   eventTypes: [USAGE_RECORDED],
-  async apply(trx, stored) {
-    const usage = UsageData.parse(stored.data);
-    if (!usage.key_id) return;
-    const updated = await trx
-      .updateTable('key_usage')
-      .set((eb) => ({ requests: eb('requests', '+', 1), total_tokens: eb('total_tokens', '+', usage.total_tokens), updated_at: stored.occurred_at }))
-      .where('key_id', '=', usage.key_id)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) {
-      await trx.insertInto('key_usage').values({ key_id: usage.key_id, tenant_id: usage.tenant_id, requests: 1, total_tokens: usage.total_tokens, updated_at: stored.occurred_at }).execute();
-    }
+  apply(trx, stored) {
+    return applyKeyUsage(trx, [stored]);
+  },
+  applyCommit(trx, events) {
+    return applyKeyUsage(trx, events);
   },
   async reset(trx) {
     await trx.deleteFrom('key_usage').execute();

@@ -16,9 +16,10 @@
  */
 import { sql } from 'kysely';
 import { USAGE_RECORDED, UsageData } from '../commands/usage/events.js';
-import type { UsageRequestsTable } from '../adapters/sql/schema.js';
+import type { UsageDailyTable, UsageRequestsTable } from '../adapters/sql/schema.js';
 import type { AuditedTable } from '../audit/compare.js';
 import { usageFingerprint } from '../billing/rating.js';
+import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 
 /** Column widths of migration 0040: values are clipped so that no event can wedge the projection. */
@@ -76,47 +77,125 @@ export function usageRow(usage: UsageData, eventId: string, recordedAt: string, 
   };
 }
 
-async function addToRollup(trx: ReadModelDb, table: 'usage_hourly' | 'usage_daily', row: UsageRequestsTable): Promise<void> {
+type RollupTable = 'usage_hourly' | 'usage_daily';
+type Metrics = Pick<UsageDailyTable, 'requests' | 'errors' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'latency_us'>;
+interface RollupDelta {
+  dims: Omit<UsageDailyTable, keyof Metrics>;
+  hour: string;
+  metrics: Metrics;
+}
+
+const CHUNK = 100;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Adds a request to the in-memory delta of its rollup row (keyed by the row's primary key). */
+function addToDelta(deltas: Map<string, RollupDelta>, table: RollupTable, row: UsageRequestsTable): void {
   const dims = { tenant_id: row.tenant_id, day: row.day, user_id: row.user_id ?? '', key_id: row.key_id ?? '', channel_id: row.channel_id ?? '', model: row.model };
-  const metrics = { requests: 1, errors: row.is_error, prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens, total_tokens: row.total_tokens, latency_us: row.latency_us };
-  let update = trx
-    .updateTable(table)
-    .set((eb) => ({
-      requests: eb('requests', '+', metrics.requests),
-      errors: eb('errors', '+', metrics.errors),
-      prompt_tokens: eb('prompt_tokens', '+', metrics.prompt_tokens),
-      completion_tokens: eb('completion_tokens', '+', metrics.completion_tokens),
-      total_tokens: eb('total_tokens', '+', metrics.total_tokens),
-      latency_us: eb('latency_us', '+', metrics.latency_us),
-    }))
-    .where('tenant_id', '=', dims.tenant_id)
-    .where('day', '=', dims.day)
-    .where('user_id', '=', dims.user_id)
-    .where('key_id', '=', dims.key_id)
-    .where('channel_id', '=', dims.channel_id)
-    .where('model', '=', dims.model);
-  if (table === 'usage_hourly') update = update.where(sql.ref('hour'), '=', row.hour);
-  const updated = await update.executeTakeFirst();
-  if (Number(updated.numUpdatedRows) > 0) return;
-  if (table === 'usage_hourly') await trx.insertInto('usage_hourly').values({ ...dims, hour: row.hour, ...metrics }).execute();
-  else await trx.insertInto('usage_daily').values({ ...dims, ...metrics }).execute();
+  const key = JSON.stringify([dims.tenant_id, table === 'usage_hourly' ? row.hour : row.day, dims.user_id, dims.key_id, dims.channel_id, dims.model]);
+  const delta = deltas.get(key);
+  if (!delta) {
+    deltas.set(key, { dims, hour: row.hour, metrics: { requests: 1, errors: row.is_error, prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens, total_tokens: row.total_tokens, latency_us: row.latency_us } });
+    return;
+  }
+  const m = delta.metrics;
+  m.requests += 1;
+  m.errors += row.is_error;
+  m.prompt_tokens += row.prompt_tokens;
+  m.completion_tokens += row.completion_tokens;
+  m.total_tokens += row.total_tokens;
+  m.latency_us += row.latency_us;
+}
+
+/** One update per touched rollup row; the rows that do not exist yet are inserted together. */
+async function writeRollup(trx: ReadModelDb, table: RollupTable, deltas: Map<string, RollupDelta>): Promise<void> {
+  const missing: RollupDelta[] = [];
+  for (const delta of deltas.values()) {
+    const { dims, metrics } = delta;
+    let update = trx
+      .updateTable(table)
+      .set((eb) => ({
+        requests: eb('requests', '+', metrics.requests),
+        errors: eb('errors', '+', metrics.errors),
+        prompt_tokens: eb('prompt_tokens', '+', metrics.prompt_tokens),
+        completion_tokens: eb('completion_tokens', '+', metrics.completion_tokens),
+        total_tokens: eb('total_tokens', '+', metrics.total_tokens),
+        latency_us: eb('latency_us', '+', metrics.latency_us),
+      }))
+      .where('tenant_id', '=', dims.tenant_id)
+      .where('day', '=', dims.day)
+      .where('user_id', '=', dims.user_id)
+      .where('key_id', '=', dims.key_id)
+      .where('channel_id', '=', dims.channel_id)
+      .where('model', '=', dims.model);
+    if (table === 'usage_hourly') update = update.where(sql.ref('hour'), '=', delta.hour);
+    const updated = await update.executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) missing.push(delta);
+  }
+  for (const part of chunks(missing)) {
+    if (table === 'usage_hourly') await trx.insertInto('usage_hourly').values(part.map((d) => ({ ...d.dims, hour: d.hour, ...d.metrics }))).execute();
+    else await trx.insertInto('usage_daily').values(part.map((d) => ({ ...d.dims, ...d.metrics }))).execute();
+  }
+}
+
+/**
+ * Applies the usage events of one commit, in log order, with one read of the request ids already
+ * projected, multi-row inserts of the request rows and one write per rollup row touched: the
+ * same rows as applying the events one by one (the per-event `apply` goes through here too).
+ */
+async function applyUsageBatch(trx: ReadModelDb, events: readonly StoredEvent[]): Promise<void> {
+  const items: Array<{ stored: StoredEvent; usage: UsageData }> = [];
+  for (const stored of events) {
+    const parsed = UsageData.safeParse(stored.data);
+    if (!parsed.success) continue; // not a usage event this version can read: skipped, deterministically
+    items.push({ stored, usage: parsed.data });
+  }
+  if (items.length === 0) return;
+
+  // request id (clipped, as stored) -> fingerprints of the rows already projected under it.
+  const seen = new Map<string, string[]>();
+  const requestIds = [...new Set(items.map((i) => clip(i.usage.request_id, 128)))];
+  for (const part of chunks(requestIds)) {
+    for (const row of await trx.selectFrom('usage_requests').select(['request_id', 'fingerprint']).where('request_id', 'in', part).execute()) {
+      const list = seen.get(row.request_id);
+      if (list) list.push(row.fingerprint);
+      else seen.set(row.request_id, [row.fingerprint]);
+    }
+  }
+
+  const rows: UsageRequestsTable[] = [];
+  const hourly = new Map<string, RollupDelta>();
+  const daily = new Map<string, RollupDelta>();
+  for (const { stored, usage } of items) {
+    const requestId = clip(usage.request_id, 128);
+    const prior = seen.get(requestId) ?? [];
+    const fingerprint = usageFingerprint(usage);
+    if (prior.includes(fingerprint)) continue; // the same event published twice: counted once
+    const row = usageRow(usage, stored.id, stored.occurred_at, prior.length);
+    seen.set(requestId, [...prior, row.fingerprint]);
+    rows.push(row);
+    addToDelta(hourly, 'usage_hourly', row);
+    addToDelta(daily, 'usage_daily', row);
+  }
+
+  for (const part of chunks(rows)) await trx.insertInto('usage_requests').values(part).execute();
+  await writeRollup(trx, 'usage_hourly', hourly);
+  await writeRollup(trx, 'usage_daily', daily);
 }
 
 export const usageProjection: Projection = {
   name: 'usage',
   version: 1,
   eventTypes: [USAGE_RECORDED],
-  async apply(trx, stored) {
-    const parsed = UsageData.safeParse(stored.data);
-    if (!parsed.success) return; // not a usage event this version can read: skipped, deterministically
-    const usage = parsed.data;
-    const seen = await trx.selectFrom('usage_requests').select('fingerprint').where('request_id', '=', clip(usage.request_id, 128)).execute();
-    const fingerprint = usageFingerprint(usage);
-    if (seen.some((r) => r.fingerprint === fingerprint)) return; // the same event published twice: counted once
-    const row = usageRow(usage, stored.id, stored.occurred_at, seen.length);
-    await trx.insertInto('usage_requests').values(row).execute();
-    await addToRollup(trx, 'usage_hourly', row);
-    await addToRollup(trx, 'usage_daily', row);
+  apply(trx, stored) {
+    return applyUsageBatch(trx, [stored]);
+  },
+  applyCommit(trx, events) {
+    return applyUsageBatch(trx, events);
   },
   async reset(trx) {
     await trx.deleteFrom('usage_requests').execute();
