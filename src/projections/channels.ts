@@ -113,23 +113,50 @@ export interface RoutableChannel {
 /** channel id -> routable channel, for every tenant. Mutated in place by `evolve` (hot path). */
 export type ChannelDirectory = Map<string, RoutableChannel>;
 
+/** The admin's base_url, or the kind's default; without a trailing slash. */
+function effectiveBaseUrl(setting: string | null, type: ChannelType, config: Record<string, unknown>): string {
+  return (setting ?? defaultBaseUrl(type, config) ?? '').replace(/\/+$/, '');
+}
+
+interface ChannelFields {
+  id: string;
+  tenantId: string;
+  name: string;
+  type: ChannelType;
+  baseUrl: string | null;
+  keySealed: string;
+  models: string[];
+  modelMapping: Record<string, string>;
+  priority: number;
+  weight: number;
+  enabled: boolean;
+  config: Record<string, unknown>;
+}
+
+/** A routable channel from its settings: the key is decrypted here, once. */
+function buildChannel(f: ChannelFields, box: SecretBox): Channel {
+  const { keySealed, baseUrl, ...rest } = f;
+  return { ...rest, baseUrl: effectiveBaseUrl(baseUrl, f.type, f.config), apiKey: box.open(keySealed) };
+}
+
 function toChannel(row: ChannelsTable, box: SecretBox): Channel {
-  const type = row.type as ChannelType;
-  const config = JSON.parse(row.config) as Record<string, unknown>;
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    name: row.name,
-    type,
-    baseUrl: (row.base_url ?? defaultBaseUrl(type, config) ?? '').replace(/\/+$/, ''),
-    apiKey: box.open(row.key_sealed),
-    models: JSON.parse(row.models) as string[],
-    modelMapping: JSON.parse(row.model_mapping) as Record<string, string>,
-    priority: row.priority,
-    weight: row.weight,
-    enabled: row.enabled === 1,
-    config,
-  };
+  return buildChannel(
+    {
+      id: row.id,
+      tenantId: row.tenant_id,
+      name: row.name,
+      type: row.type as ChannelType,
+      baseUrl: row.base_url,
+      keySealed: row.key_sealed,
+      models: JSON.parse(row.models) as string[],
+      modelMapping: JSON.parse(row.model_mapping) as Record<string, string>,
+      priority: row.priority,
+      weight: row.weight,
+      enabled: row.enabled === 1,
+      config: JSON.parse(row.config) as Record<string, unknown>,
+    },
+    box,
+  );
 }
 
 export async function loadChannelRows(db: ReadModelDb, tenantId?: string): Promise<ChannelsTable[]> {
@@ -156,21 +183,24 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
       switch (event.type) {
         case 'ChannelCreated': {
           const d = event.data;
-          const row = {
-            id,
-            tenant_id: stored.tenant_id,
-            name: d.name,
-            type: d.type,
-            base_url: d.base_url,
-            key_sealed: d.key_sealed,
-            models: JSON.stringify(d.models),
-            model_mapping: JSON.stringify(d.model_mapping),
-            priority: d.priority,
-            weight: d.weight,
-            enabled: d.enabled ? 1 : 0,
-            config: JSON.stringify(d.config),
-          } as ChannelsTable;
-          directory.set(id, { channel: toChannel(row, box), baseUrlSetting: d.base_url, healthy: true, cooldownUntil: 0 });
+          const channel = buildChannel(
+            {
+              id,
+              tenantId: stored.tenant_id,
+              name: d.name,
+              type: d.type,
+              baseUrl: d.base_url,
+              keySealed: d.key_sealed,
+              models: d.models,
+              modelMapping: d.model_mapping,
+              priority: d.priority,
+              weight: d.weight,
+              enabled: d.enabled,
+              config: d.config,
+            },
+            box,
+          );
+          directory.set(id, { channel, baseUrlSetting: d.base_url, healthy: true, cooldownUntil: 0 });
           break;
         }
         case 'ChannelUpdated': {
@@ -190,7 +220,7 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
             ...(key_sealed !== undefined && { apiKey: box.open(key_sealed) }),
           };
           if (base_url !== undefined) entry.baseUrlSetting = base_url;
-          next.baseUrl = (entry.baseUrlSetting ?? defaultBaseUrl(next.type, next.config) ?? '').replace(/\/+$/, '');
+          next.baseUrl = effectiveBaseUrl(entry.baseUrlSetting, next.type, next.config);
           entry.channel = next;
           break;
         }
