@@ -41,6 +41,7 @@ import { createLogger } from '../src/logger.js';
 import type { EventStore, NewEvent } from '../src/ports/event-store.js';
 import { maintenanceProjection } from '../src/projections/maintenance.js';
 import { ProjectionRunner, readCheckpoint } from '../src/projections/runtime/runner.js';
+import { percentile } from './stats.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -144,12 +145,6 @@ const benchEvent = (i: number): NewEvent => ({ type: 'BenchAppended', data: { i,
 const maintenanceEvent = (i: number): NewEvent => ({ type: 'MaintenanceEnabled', data: { message: `bench message ${i}`, by: 'bench' } });
 
 const APPEND = { tenantId: 'bench' } as const;
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
 
 interface Distribution {
   p50: number;

@@ -57,6 +57,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Client, Pool } from 'undici';
 import { TokenService } from '../src/auth/tokens.js';
+import { percentile } from './stats.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -217,12 +218,6 @@ const ROOT = resolve(import.meta.dirname, '..');
 const SECRET = 'bench-secret-0123456789-abcdefghij';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
 
 interface Distribution {
   p50: number;
