@@ -3,15 +3,23 @@
  * acknowledged append survives a killed process or a power cut. The default when neither
  * NATS_URL nor EVENTSTORE_URL is set.
  *
- * Live tailing: appends made by this process wake subscribers at once; appends made by another
- * process on the same file (the CLI, a second local instance) are picked up by a short poll.
+ * Appends to a file go through the log's writer thread (sqlite-writer.ts): each commit's fsync
+ * blocks that thread, never the caller's event loop. Reads run on this connection (WAL readers
+ * do not wait for the writer). An in-memory log (':memory:', tests) is written inline.
+ *
+ * Live tailing: appends made anywhere in this process wake subscribers at once (the writer
+ * thread announces each commit on a BroadcastChannel); appends made by another process on the
+ * same file (the CLI, a second local instance) are picked up by a short poll.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { WrongExpectedVersionError } from '../../errors.js';
+import { Thread, ThreadCallError } from '../../threads.js';
+import { appendChannelName, commitWriter, configureLogConnection, type CommitRequest, type CommitWriter } from './sqlite-commit.js';
 import {
   NewEvent,
   type AppendOptions,
@@ -76,25 +84,30 @@ export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter();
   private readonly pollIntervalMs: number;
   private readonly statements;
+  /** Inline writer (in-memory log) or the writer thread (a file). */
+  private readonly writeInline: CommitWriter | null;
+  private writer: Thread | null = null;
+  private readonly appendChannel: BroadcastChannel | null;
   private closed = false;
 
-  constructor(options: SqliteEventStoreOptions) {
-    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
+  constructor(private readonly options: SqliteEventStoreOptions) {
+    const inMemory = options.file === ':memory:';
+    if (!inMemory) mkdirSync(dirname(options.file), { recursive: true });
     this.db = new Database(options.file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
+    configureLogConnection(this.db);
     this.db.exec(SCHEMA);
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.appended.setMaxListeners(0);
+    this.writeInline = inMemory ? commitWriter(this.db) : null;
+    if (inMemory) {
+      this.appendChannel = null;
+    } else {
+      this.appendChannel = new BroadcastChannel(appendChannelName(options.file));
+      this.appendChannel.onmessage = () => this.appended.emit('commit');
+      // Announcements only wake subscribers: they never keep the process alive.
+      this.appendChannel.unref();
+    }
     this.statements = {
-      commitById: this.db.prepare<[string], { position: number; stream: string; last_version: number }>('SELECT position, stream, last_version FROM commits WHERE commit_id = ?'),
-      streamVersion: this.db.prepare<[string], { v: number | null }>('SELECT max(version) AS v FROM events WHERE stream = ?'),
-      insertCommit: this.db.prepare<[string, string, number]>('INSERT INTO commits (commit_id, stream, last_version) VALUES (?, ?, ?)'),
-      insertEvent: this.db.prepare(
-        `INSERT INTO events (stream, version, position, id, type, tenant_id, occurred_at, schema_version, causation_id, correlation_id, data)
-         VALUES (@stream, @version, @position, @id, @type, @tenant_id, @occurred_at, @schema_version, @causation_id, @correlation_id, @data)`,
-      ),
       readStream: this.db.prepare<[string, number], EventRow>('SELECT * FROM events WHERE stream = ? AND version > ? ORDER BY version'),
       commitsAfter: this.db.prepare<[number, number], { position: number; stream: string }>('SELECT position, stream FROM commits WHERE position > ? ORDER BY position LIMIT ?'),
       eventsBetween: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position >= ? AND position <= ? ORDER BY position, version'),
@@ -102,41 +115,41 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
+  /** The writer thread, started on first use (and again if it ever died). */
+  private writerThread(): Thread {
+    if (!this.writer?.alive) this.writer = new Thread(new URL('./sqlite-writer.js', import.meta.url), { file: this.options.file });
+    return this.writer;
+  }
+
   async append(stream: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    if (this.closed) throw new Error('event store is closed');
     const parsed = events.map((e) => NewEvent.parse(e));
     if (parsed.length === 0) throw new Error('append needs at least one event');
     const ids = parsed.map((e) => e.id ?? randomUUID());
-    const commitId = options.commitId ?? ids[0]!;
-    const occurredAt = new Date().toISOString();
-
-    const write = this.db.transaction((): AppendResult => {
-      const previous = this.statements.commitById.get(commitId);
-      if (previous && previous.stream === stream) return { version: previous.last_version, position: previous.position };
-      const current = this.statements.streamVersion.get(stream)?.v ?? 0;
-      if (options.expectedVersion !== 'any' && options.expectedVersion !== current) {
-        throw new WrongExpectedVersionError(stream, options.expectedVersion, current);
+    const request: CommitRequest = {
+      stream,
+      commitId: options.commitId ?? ids[0]!,
+      expectedVersion: options.expectedVersion,
+      tenantId: options.tenantId,
+      occurredAt: new Date().toISOString(),
+      causationId: options.causationId ?? null,
+      correlationId: options.correlationId ?? null,
+      events: parsed.map((event, i) => ({ id: ids[i]!, type: event.type, schemaVersion: event.schema_version, data: JSON.stringify(event.data) })),
+    };
+    let result: AppendResult;
+    if (this.writeInline) {
+      result = this.writeInline(request);
+    } else {
+      try {
+        result = await this.writerThread().call<AppendResult>('commit', request);
+      } catch (error) {
+        if (error instanceof ThreadCallError && error.remote.name === 'WrongExpectedVersionError') {
+          const { stream: s, expected, actual } = error.remote.fields as { stream: string; expected: number | 'any'; actual: number };
+          throw new WrongExpectedVersionError(s, expected, actual);
+        }
+        throw error;
       }
-      const lastVersion = current + parsed.length;
-      const position = Number(this.statements.insertCommit.run(commitId, stream, lastVersion).lastInsertRowid);
-      parsed.forEach((event, i) => {
-        this.statements.insertEvent.run({
-          stream,
-          version: current + i + 1,
-          position,
-          id: ids[i],
-          type: event.type,
-          tenant_id: options.tenantId,
-          occurred_at: occurredAt,
-          schema_version: event.schema_version,
-          causation_id: options.causationId ?? null,
-          correlation_id: options.correlationId ?? null,
-          data: JSON.stringify(event.data),
-        });
-      });
-      return { version: lastVersion, position };
-    });
-    // IMMEDIATE takes the write lock up front, so two processes cannot both read version N.
-    const result = write.immediate();
+    }
     this.appended.emit('commit');
     return result;
   }
@@ -234,6 +247,12 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     this.appended.emit('commit');
+    this.appendChannel?.close();
+    if (this.writer?.alive) {
+      // Appends in flight finish first (calls are answered in order), then the connection closes.
+      await this.writer.call('close').catch(() => undefined);
+      await this.writer.stop();
+    }
     this.db.close();
   }
 }

@@ -1,0 +1,28 @@
+/**
+ * The embedded event log's writer thread. Every append to a log file goes through here, so the
+ * fsync that makes each commit durable (synchronous=FULL) blocks this thread, not the one serving
+ * requests. After each commit it tells every connection to the file in this process (the serving
+ * thread's, the projector thread's) over a BroadcastChannel, so their subscribers wake at once.
+ */
+import { BroadcastChannel } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { serveThread } from '../../threads.js';
+import { appendChannelName, commitWriter, configureLogConnection, type CommitRequest } from './sqlite-commit.js';
+
+serveThread(async ({ file }: { file: string }) => {
+  const db = new Database(file);
+  configureLogConnection(db);
+  const write = commitWriter(db);
+  const appended = new BroadcastChannel(appendChannelName(file));
+  return {
+    commit(request: CommitRequest) {
+      const result = write(request);
+      appended.postMessage(result.position);
+      return result;
+    },
+    close() {
+      appended.close();
+      db.close();
+    },
+  };
+});

@@ -1,0 +1,159 @@
+/**
+ * Background threads: work that must not run on the serving thread's event loop (the event log's
+ * fsyncs, the projectors' SQL writes) runs in a worker thread of the same process, spoken to with
+ * request/response messages.
+ *
+ * One entry module per job. It is started the same way from the build (`.js`) and from source
+ * (`.ts`, as in tests and `npm run dev`): for a `.ts` entry the thread first registers tsx's
+ * loader, the same one the main thread runs under.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+
+interface Call {
+  id: number;
+  method: string;
+  payload: unknown;
+}
+
+type Reply = { id: number; value: unknown } | { id: number; error: SerializedError };
+
+/** An error as it crosses the thread boundary: its class name, message and own fields. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+const serializeError = (error: unknown): SerializedError =>
+  error instanceof Error
+    ? { name: error.name === 'Error' ? error.constructor.name : error.name, message: error.message, fields: { ...error } }
+    : { name: 'Error', message: String(error), fields: {} };
+
+/** Thrown on the calling side when the thread failed a call; `remote` says what it threw. */
+export class ThreadCallError extends Error {
+  constructor(readonly remote: SerializedError) {
+    super(remote.message);
+  }
+}
+
+/** What the entry module's `serveThread` handlers receive and return (structured-clonable). */
+type Handlers = Record<string, (payload: never) => unknown>;
+
+/**
+ * The thread side: answers calls with the handlers `init` returns. `init` receives the data the
+ * caller passed to `new Thread()`; `Thread.start()` resolves once it has run (rejects if it threw).
+ */
+export function serveThread<Data>(init: (data: Data) => Promise<Handlers>): void {
+  if (isMainThread || !parentPort) throw new Error('serveThread() runs in a worker thread');
+  const port = parentPort;
+  const ready = init((workerData as { data: Data }).data);
+  ready.then(
+    () => port.postMessage({ id: 0, value: 'ready' } satisfies Reply),
+    (error: unknown) => port.postMessage({ id: 0, error: serializeError(error) } satisfies Reply),
+  );
+  port.on('message', (call: Call) => {
+    void ready
+      .then((handlers) => {
+        const handler = handlers[call.method];
+        if (!handler) throw new Error(`unknown thread method ${call.method}`);
+        return handler(call.payload as never);
+      })
+      .then(
+        (value) => port.postMessage({ id: call.id, value } satisfies Reply),
+        (error: unknown) => port.postMessage({ id: call.id, error: serializeError(error) } satisfies Reply),
+      );
+  });
+}
+
+const require = createRequire(import.meta.url);
+
+/** Runs in the new thread before the entry: tsx's loader for a `.ts` entry, then the entry. */
+const BOOT = `
+const { workerData } = require('node:worker_threads');
+(async () => {
+  if (workerData.tsx) (await import(workerData.tsx)).register();
+  await import(workerData.entry);
+})().catch((error) => { process.nextTick(() => { throw error; }); });
+`;
+
+/**
+ * The calling side of one thread. `start()` resolves once the entry's init has run; `call()`
+ * sends one request; a thread that exits fails every call in flight (and later ones).
+ */
+export class Thread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private nextId = 1;
+  private exited: Error | null = null;
+  private readonly ready: Promise<unknown>;
+
+  constructor(
+    /** The entry module (a file next to the caller: `new URL('./x.js', import.meta.url)`). */
+    entry: URL,
+    data: unknown,
+    /** Told when the thread dies on its own (not through `stop()`). */
+    private readonly onExit: (error: Error) => void = () => undefined,
+  ) {
+    const source = entry.pathname.endsWith('.js') && !existsSync(entry) ? new URL(entry.href.replace(/\.js$/, '.ts')) : entry;
+    const tsx = source.pathname.endsWith('.ts') ? tsxLoaderUrl() : null;
+    this.worker = new Worker(BOOT, { eval: true, workerData: { entry: source.href, tsx, data } });
+    this.ready = new Promise((resolve, reject) => this.pending.set(0, { resolve, reject }));
+    // A failed init also fails every call; start() is where it is reported.
+    this.ready.catch(() => undefined);
+    this.worker.on('message', (reply: Reply) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if ('error' in reply) waiter.reject(new ThreadCallError(reply.error));
+      else waiter.resolve(reply.value);
+    });
+    this.worker.on('error', (error) => this.fail(error));
+    this.worker.on('exit', (code) => this.fail(new Error(`thread ${source.pathname} exited (code ${code})`)));
+  }
+
+  private fail(error: Error) {
+    if (this.exited) return;
+    this.exited = error;
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+    if (!this.stopping) this.onExit(error);
+  }
+
+  private stopping = false;
+
+  /** Resolves when the thread's init has finished (rejects with its error). */
+  async start(): Promise<void> {
+    await this.ready;
+  }
+
+  /** False once the thread has exited (on its own or through stop()). */
+  get alive(): boolean {
+    return this.exited === null;
+  }
+
+  call<T>(method: string, payload?: unknown): Promise<T> {
+    if (this.exited) return Promise.reject(this.exited);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.worker.postMessage({ id, method, payload } satisfies Call);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (!this.exited) await this.worker.terminate();
+  }
+}
+
+/** tsx's ESM `register()` module (resolved through its package.json: test runners resolve `require` differently). */
+function tsxLoaderUrl(): string {
+  const manifest = require.resolve('tsx/package.json');
+  const exports = (require(manifest) as { exports: Record<string, { import: { default: string } }> }).exports;
+  return pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
+}
+
