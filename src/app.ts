@@ -42,6 +42,7 @@ import { UpstreamPools } from './relay/upstream-pool.js';
 import { UsagePublisher } from './relay/usage-publisher.js';
 import { LiveView } from './projections/runtime/live-view.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
+import { ProjectorThread, type Projectors } from './projections/runtime/projectors.js';
 
 export interface App {
   ctx: AppContext;
@@ -88,7 +89,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const stores = await openStores(config, logger);
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
-  const runner = new ProjectionRunner(store, sql.db, projections, logger);
+  const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projections, logger);
   const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger);
   const secrets = new SecretBox(config.secret);
   const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger);

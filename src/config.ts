@@ -132,6 +132,8 @@ export const EnvSchema = z.object({
   JWT_PUBLIC_KEY_FILE: optionalText,
   API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
   HEALTH_CHECK_ENABLED: bool(true),
+  /** Run the projectors in a thread of their own (false: on the serving thread). */
+  PROJECTORS_THREAD: bool(true),
   METRICS_ENABLED: bool(true),
   METRICS_PORT: port(9090),
   STORAGE_TYPE: z.enum(['local']).default('local'),
@@ -192,6 +194,8 @@ export interface Config {
     geoipCountryHeader: string | null;
   };
   healthCheckEnabled: boolean;
+  /** Projectors in their own worker thread (PROJECTORS_THREAD) or on the serving thread. */
+  projectorsThread: boolean;
   metrics: { enabled: boolean; port: number };
   dirs: { data: string; storage: string; logs: string };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
@@ -268,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       geoipCountryHeader: e.GEOIP_COUNTRY_HEADER?.toLowerCase() ?? null,
     },
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
+    projectorsThread: e.PROJECTORS_THREAD,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },

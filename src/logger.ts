@@ -1,5 +1,5 @@
 /** The process logger (pino). Secrets never reach the log: auth headers, keys and passwords are redacted. */
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -17,6 +17,8 @@ export const REDACT_PATHS = [
   '*.refresh_token',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'switchyard' } });
+/** `destination`: stdout unless given (a worker thread hands its lines to the main thread's logger). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'switchyard' } };
+  return destination ? pino(options, destination) : pino(options);
 }

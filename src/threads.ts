@@ -21,6 +21,11 @@ interface Call {
 
 type Reply = { id: number; value: unknown } | { id: number; error: SerializedError };
 
+/** A log line written in the thread (pino's JSON), handed to the owner's logger. */
+interface LogLine {
+  log: string;
+}
+
 /** An error as it crosses the thread boundary: its class name, message and own fields. */
 export interface SerializedError {
   name: string;
@@ -69,6 +74,16 @@ export function serveThread<Data>(init: (data: Data) => Promise<Handlers>): void
   });
 }
 
+/**
+ * A pino destination for a thread: each line goes to the thread's owner, which writes it with
+ * its own logger (so a thread's records go where the process's records go, redaction included).
+ */
+export const threadLogDestination = {
+  write(line: string): void {
+    parentPort?.postMessage({ log: line } satisfies LogLine);
+  },
+};
+
 const require = createRequire(import.meta.url);
 
 /** Runs in the new thread before the entry: tsx's loader for a `.ts` entry, then the entry. */
@@ -95,8 +110,12 @@ export class Thread {
     /** The entry module (a file next to the caller: `new URL('./x.js', import.meta.url)`). */
     entry: URL,
     data: unknown,
-    /** Told when the thread dies on its own (not through `stop()`). */
-    private readonly onExit: (error: Error) => void = () => undefined,
+    private readonly events: {
+      /** Told when the thread dies on its own (not through `stop()`). */
+      onExit?: (error: Error) => void;
+      /** Each record the thread logged through `threadLogDestination`, parsed. */
+      onLog?: (record: Record<string, unknown>) => void;
+    } = {},
   ) {
     const source = entry.pathname.endsWith('.js') && !existsSync(entry) ? new URL(entry.href.replace(/\.js$/, '.ts')) : entry;
     const tsx = source.pathname.endsWith('.ts') ? tsxLoaderUrl() : null;
@@ -104,7 +123,12 @@ export class Thread {
     this.ready = new Promise((resolve, reject) => this.pending.set(0, { resolve, reject }));
     // A failed init also fails every call; start() is where it is reported.
     this.ready.catch(() => undefined);
-    this.worker.on('message', (reply: Reply) => {
+    this.worker.on('message', (message: Reply | LogLine) => {
+      if ('log' in message) {
+        this.events.onLog?.(JSON.parse(message.log) as Record<string, unknown>);
+        return;
+      }
+      const reply = message;
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
@@ -120,7 +144,7 @@ export class Thread {
     this.exited = error;
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
-    if (!this.stopping) this.onExit(error);
+    if (!this.stopping) this.events.onExit?.(error);
   }
 
   private stopping = false;

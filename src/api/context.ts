@@ -23,7 +23,7 @@ import type { Relay } from '../relay/relay.js';
 import type { UpstreamPools } from '../relay/upstream-pool.js';
 import type { UsagePublisher } from '../relay/usage-publisher.js';
 import type { LiveView } from '../projections/runtime/live-view.js';
-import type { ProjectionRunner } from '../projections/runtime/runner.js';
+import type { Projectors } from '../projections/runtime/projectors.js';
 import type { Metrics } from './metrics.js';
 
 export interface AppContext {
@@ -35,7 +35,7 @@ export interface AppContext {
   sql: SqlDatabase;
   counters: Counters;
   commands: CommandBus;
-  runner: ProjectionRunner;
+  runner: Projectors;
   views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; revokedSessions: LiveView<RevokedSessions>; keys: LiveView<KeyDirectory>; billing: LiveView<BillingState> };
   /** Query side: reads of projected read models (never the event log). */
   queries: {
