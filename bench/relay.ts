@@ -16,14 +16,21 @@
  *                Pool out, JSON parsed and re-serialised both ways, streams piped; no framework,
  *                auth, validation, routing or usage events. What any Node relay pays for the
  *                extra hop on this machine: the practical ceiling for Switchyard's figures.
+ *   lean         the same two hops with the least Node can do (this file again, --role lean): a
+ *                `net` server with a minimal HTTP/1.1 parser (well-formed requests with
+ *                Content-Length only, as autocannon sends) and undici's `Pool.dispatch` with a
+ *                plain handler (no response stream object). No product could stop at this
+ *                parser; it shows how much of the floor is node:http's and undici's per-request
+ *                objects: the ceiling of a Node relay on this machine.
  *   switchyard   `switchyard serve`, embedded (SQLite event log, memory counters, temp DATA_DIR),
  *                one openai channel pointing at the fake. Run from source through tsx's loader
  *                (`node --import tsx src/cli.ts serve`), or with --dist from the build
  *                (`npm run build` first; `node dist/src/cli.js serve`).
  *
  * Phases (non-streaming ones for --seconds each, after a --warmup of every path):
- *   non-streaming, 1 and C connections   autocannon at the fake (direct), at the floor proxy and
- *                                        at Switchyard's /v1/chat/completions (relay), in turn
+ *   non-streaming, 1 and C connections   autocannon at the fake (direct), at the floor and lean
+ *                                        proxies and at Switchyard's /v1/chat/completions
+ *                                        (relay), in turn
  *   streaming, sequential                --stream-requests rounds of one request to each path
  *                                        (interleaved, so drift of the machine hits all alike):
  *                                        first body byte and end of body, each from the moment
@@ -49,7 +56,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -197,6 +204,68 @@ async function runFloor(upstream: string) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The lean floor: two hops with the least per-request work (runs in its own process: `--role lean`)
+// ---------------------------------------------------------------------------------------------
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const CONTENT_LENGTH = /\r\ncontent-length: *(\d+)/i;
+
+async function runLean(upstream: string) {
+  const pool = new Pool(upstream, { connections: 256 });
+  const server = createNetServer((socket) => {
+    socket.setNoDelay(true);
+    socket.on('error', () => socket.destroy());
+    let pending: Buffer | null = null;
+    socket.on('data', (data: Buffer) => {
+      let buffer: Buffer = pending ? Buffer.concat([pending, data]) : data;
+      pending = null;
+      for (;;) {
+        const headEnd: number = buffer.indexOf(HEAD_END);
+        if (headEnd < 0) break;
+        const length = Number(CONTENT_LENGTH.exec(buffer.toString('latin1', 0, headEnd))?.[1] ?? 0);
+        const end: number = headEnd + 4 + length;
+        if (buffer.length < end) break;
+        relayLean(pool, socket, JSON.parse(buffer.toString('utf8', headEnd + 4, end)) as { stream?: boolean });
+        if (buffer.length === end) return;
+        buffer = buffer.subarray(end);
+      }
+      pending = buffer;
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  process.on('disconnect', () => process.exit(0));
+}
+
+function relayLean(pool: Pool, socket: Socket, body: { stream?: boolean }) {
+  const chunks: Buffer[] = [];
+  const headers = { 'content-type': 'application/json', authorization: 'Bearer bench-key', ...(body.stream ? { accept: 'text/event-stream' } : {}) };
+  pool.dispatch(
+    { method: 'POST', path: '/v1/chat/completions', headers, body: JSON.stringify(body) },
+    {
+      onRequestStart() {},
+      onResponseStart() {
+        if (body.stream) socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n');
+      },
+      onResponseData(_controller, chunk: Buffer) {
+        if (body.stream) socket.write(`${chunk.length.toString(16)}\r\n${chunk.toString('latin1')}\r\n`, 'latin1');
+        else chunks.push(chunk);
+      },
+      onResponseEnd() {
+        if (body.stream) {
+          socket.write('0\r\n\r\n');
+          return;
+        }
+        const text = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+      },
+      onResponseError() {
+        socket.destroy();
+      },
+    },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
@@ -253,7 +322,7 @@ async function freePort(): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 
 /** This file again in a child process, as the fake upstream or the floor proxy. */
-async function startHelper(role: 'fake' | 'floor', options: string[]): Promise<{ child: ChildProcess; url: string }> {
+async function startHelper(role: 'fake' | 'floor' | 'lean', options: string[]): Promise<{ child: ChildProcess; url: string }> {
   const child = fork(import.meta.filename, ['--role', role, ...options], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [message] = (await once(child, 'message')) as [{ port: number }];
   return { child, url: `http://127.0.0.1:${message.port}` };
@@ -387,7 +456,7 @@ const REQUEST_BODY = JSON.stringify({
 const STREAM_BODY = JSON.stringify({ ...(JSON.parse(REQUEST_BODY) as object), stream: true });
 
 interface Target {
-  name: 'direct' | 'floor' | 'relay';
+  name: 'direct' | 'floor' | 'lean' | 'relay';
   url: string;
   headers: Record<string, string>;
 }
@@ -474,7 +543,7 @@ async function streamOnce(client: Client, path: string, headers: Record<string, 
 }
 
 type Path = Target['name'];
-const PATHS: readonly Path[] = ['direct', 'floor', 'relay'];
+const PATHS: readonly Path[] = ['direct', 'floor', 'lean', 'relay'];
 
 interface StreamResult {
   requests: number;
@@ -486,7 +555,7 @@ async function streaming(targets: Record<Path, Target>, requests: number): Promi
   const clients = PATHS.map((path) => ({ path, client: new Client(new URL(targets[path].url).origin, { pipelining: 1 }), headers: targets[path].headers }));
   try {
     const run = async (n: number) => {
-      const samples: Record<Path, StreamSample[]> = { direct: [], floor: [], relay: [] };
+      const samples: Record<Path, StreamSample[]> = { direct: [], floor: [], lean: [], relay: [] };
       for (let i = 0; i < n; i++) {
         for (const { path, client, headers } of clients) samples[path].push(await streamOnce(client, '/v1/chat/completions', headers));
       }
@@ -534,26 +603,30 @@ function summarise(loadRows: LoadResult[], stream: StreamResult, connections: nu
 
 function table(summary: Summary, connectionsList: number[]): string {
   const find = (target: Path, c: number) => summary.load.find((r) => r.target === target && r.connections === c)!;
-  const lines = ['| measure | direct | floor (bare proxy) | relay | relay vs direct | floor vs direct |', '|---|---:|---:|---:|---:|---:|'];
+  const lines = [
+    '| measure | direct | floor (node:http proxy) | lean (net + dispatch) | relay | relay vs direct | floor vs direct | lean vs direct |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   const percent = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
   for (const c of connectionsList) {
-    const [d, f, r] = [find('direct', c), find('floor', c), find('relay', c)];
-    lines.push(`| non-streaming, ${c} conn: requests/s | ${Math.round(d.rps)} | ${Math.round(f.rps)} | ${Math.round(r.rps)} | ${percent(r.rps, d.rps)} | ${percent(f.rps, d.rps)} |`);
+    const [d, f, l, r] = [find('direct', c), find('floor', c), find('lean', c), find('relay', c)];
+    lines.push(`| non-streaming, ${c} conn: requests/s | ${Math.round(d.rps)} | ${Math.round(f.rps)} | ${Math.round(l.rps)} | ${Math.round(r.rps)} | ${percent(r.rps, d.rps)} | ${percent(f.rps, d.rps)} | ${percent(l.rps, d.rps)} |`);
     for (const q of ['p50', 'p99'] as const) {
-      lines.push(`| non-streaming, ${c} conn: ${q} ms | ${fmt(d.latency[q])} | ${fmt(f.latency[q])} | ${fmt(r.latency[q])} | ${signed(r.latency[q] - d.latency[q])} | ${signed(f.latency[q] - d.latency[q])} |`);
+      const added = (x: LoadResult) => signed(x.latency[q] - d.latency[q]);
+      lines.push(`| non-streaming, ${c} conn: ${q} ms | ${fmt(d.latency[q])} | ${fmt(f.latency[q])} | ${fmt(l.latency[q])} | ${fmt(r.latency[q])} | ${added(r)} | ${added(f)} | ${added(l)} |`);
     }
   }
   const s = summary.stream.paths;
   for (const [label, key] of [['first byte', 'firstByte'], ['total', 'total']] as const) {
     for (const q of ['p50', 'p99'] as const) {
-      const [d, f, r] = [s.direct[key][q], s.floor[key][q], s.relay[key][q]];
-      lines.push(`| streaming, ${label} ${q} ms | ${fmt(d)} | ${fmt(f)} | ${fmt(r)} | ${signed(r - d)} | ${signed(f - d)} |`);
+      const [d, f, l, r] = [s.direct[key][q], s.floor[key][q], s.lean[key][q], s.relay[key][q]];
+      lines.push(`| streaming, ${label} ${q} ms | ${fmt(d)} | ${fmt(f)} | ${fmt(l)} | ${fmt(r)} | ${signed(r - d)} | ${signed(f - d)} | ${signed(l - d)} |`);
     }
   }
   for (const c of connectionsList) {
     const r = find('relay', c);
-    lines.push(`| Switchyard CPU ms/request, ${c} conn (of which system) | - | - | ${fmt(r.cpuMsPerRequest ?? NaN)} (${fmt(r.cpuSystemMsPerRequest ?? NaN)}) | - | - |`);
-    lines.push(`| Switchyard event loop busy, ${c} conn | - | - | ${((r.eventLoopUtilisation ?? NaN) * 100).toFixed(0)} % | - | - |`);
+    lines.push(`| Switchyard CPU ms/request, ${c} conn (of which system) | - | - | - | ${fmt(r.cpuMsPerRequest ?? NaN)} (${fmt(r.cpuSystemMsPerRequest ?? NaN)}) | - | - | - |`);
+    lines.push(`| Switchyard event loop busy, ${c} conn | - | - | - | ${((r.eventLoopUtilisation ?? NaN) * 100).toFixed(0)} % | - | - | - |`);
   }
   lines.push('', '| target | measured | met |', '|---|---:|---|');
   for (const t of summary.targets) lines.push(`| ${t.target} | ${t.value} | ${t.met ? 'yes' : 'NO'} |`);
@@ -587,6 +660,7 @@ async function main() {
 
   const fake = await startHelper('fake', ['--stream-gap-ms', String(gapMs)]);
   const floor = await startHelper('floor', ['--upstream', fake.url]);
+  const lean = await startHelper('lean', ['--upstream', fake.url]);
   let sy: Switchyard | null = null;
   try {
     sy = await startSwitchyard(args.dist, args.dir, args.profile);
@@ -598,6 +672,7 @@ async function main() {
     const targets: Record<Path, Target> = {
       direct: { name: 'direct', url: `${fake.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench-key' } },
       floor: { name: 'floor', url: `${floor.url}/v1/chat/completions`, headers: {} },
+      lean: { name: 'lean', url: `${lean.url}/v1/chat/completions`, headers: {} },
       relay: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } },
     };
 
@@ -623,6 +698,7 @@ async function main() {
   } finally {
     await sy?.stop();
     floor.child.kill();
+    lean.child.kill();
     fake.child.kill();
     if (args.profile) console.log(`CPU profile written to ${resolve(args.profile)}`);
   }
@@ -630,6 +706,8 @@ async function main() {
 
 if (args.role === 'fake') {
   void runFake(nonNegative('stream-gap-ms', args['stream-gap-ms']));
+} else if (args.role === 'lean') {
+  void runLean(args.upstream ?? '');
 } else if (args.role === 'floor') {
   void runFloor(args.upstream ?? '');
 } else {
