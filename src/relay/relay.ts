@@ -6,7 +6,7 @@
  */
 import { EventEmitter, once } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
 import { AppError, ServiceUnavailableError } from '../errors.js';
@@ -19,7 +19,7 @@ import type { Candidate, Router } from './router.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
 import { SSE_DONE, sseData } from './sse.js';
 import { countPromptTokens, countTokens } from './tokens.js';
-import type { UpstreamPools } from './upstream-pool.js';
+import type { UpstreamHeaders, UpstreamPools, UpstreamResponse } from './upstream-pool.js';
 import type { UsagePublisher } from './usage-publisher.js';
 
 /** Who is calling the relay, as authentication resolved it. */
@@ -60,9 +60,9 @@ class AttemptFailure extends Error {
 const RETRY_AFTER_DEFAULT_MS = 5_000;
 
 /**
- * "The client went away", in the form undici accepts as a request signal (an EventEmitter with
- * `aborted` and `reason` that emits 'abort'). An AbortController is an EventTarget, and creating
- * one per request was a visible share of the relay's CPU time.
+ * "The client went away", in the form UpstreamPools.request accepts as a signal (an EventEmitter
+ * with `aborted` and `reason` that emits 'abort', as undici also accepts). An AbortController is an
+ * EventTarget, and creating one per request was a visible share of the relay's CPU time.
  */
 export class ClientGone extends EventEmitter {
   aborted = false;
@@ -89,7 +89,7 @@ function backoff(ms: number, gone: ClientGone): Promise<void> {
   });
 }
 
-function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+function header(headers: UpstreamHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -115,7 +115,7 @@ function resetDurationMs(value: string | undefined): number | null {
   return matched ? total : null;
 }
 
-function classifyStatus(provider: Provider, status: number, body: string, headers: Dispatcher.ResponseData['headers']): AttemptFailure {
+function classifyStatus(provider: Provider, status: number, body: string, headers: UpstreamHeaders): AttemptFailure {
   const { message, code } = provider.parseError(status, body);
   if (status === 429) {
     const wait = retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
@@ -291,7 +291,7 @@ export class Relay {
 
       // A value this provider cannot take is the client's to fix: 400, no retry.
       const upstreamRequest = provider.buildRequest(body, ctx);
-      let response: Dispatcher.ResponseData;
+      let response: UpstreamResponse;
       try {
         response = await this.deps.pools.request(upstreamRequest, gone);
       } catch (error) {
@@ -320,7 +320,7 @@ export class Relay {
   }
 
   /** "0 requests remaining" on a success: cool the channel down until the window resets. */
-  private noteRateLimitHeaders(candidate: Candidate, headers: Dispatcher.ResponseData['headers'], requestId: string) {
+  private noteRateLimitHeaders(candidate: Candidate, headers: UpstreamHeaders, requestId: string) {
     if (header(headers, 'x-ratelimit-remaining-requests') !== '0') return;
     const wait = resetDurationMs(header(headers, 'x-ratelimit-reset-requests')) ?? retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
     this.deps.health.rateLimited(candidate.channel, wait, requestId);
@@ -343,7 +343,7 @@ export class Relay {
 
   private async sendCompletion(
     reply: FastifyReply,
-    response: Dispatcher.ResponseData,
+    response: UpstreamResponse,
     provider: Provider,
     ctx: ProviderContext,
     body: ChatCompletionRequest,
@@ -364,7 +364,7 @@ export class Relay {
 
   private async pipeStream(
     reply: FastifyReply,
-    response: Dispatcher.ResponseData,
+    response: UpstreamResponse,
     provider: Provider,
     ctx: ProviderContext,
     body: ChatCompletionRequest,
@@ -389,7 +389,7 @@ export class Relay {
       if (!raw.write(text)) await once(raw, 'drain');
     };
     try {
-      for await (const chunk of response.body) await write(converter.push(chunk as Buffer));
+      for await (const chunk of response.body) await write(converter.push(chunk));
       let tail = converter.end();
       const outcome = converter.outcome();
       const filled = this.fillUsage(usage, outcome.usage, body, outcome.completionText);
