@@ -117,6 +117,10 @@ export const EnvSchema = z.object({
   CHANNEL_FAILURE_THRESHOLD: positiveInt(5),
   CHANNEL_FAILURE_WINDOW: duration('60s'),
   CHANNEL_COOLDOWN: duration('30s'),
+  /** Failed logins allowed per account (email) and per client address within LOGIN_FAILURE_WINDOW. */
+  LOGIN_MAX_FAILURES: positiveInt(10),
+  LOGIN_MAX_FAILURES_PER_IP: positiveInt(100),
+  LOGIN_FAILURE_WINDOW: duration('15m'),
   HEALTH_CHECK_INTERVAL: duration('60s'),
 
   TRUSTED_PROXIES: z.string().default(''),
@@ -171,6 +175,8 @@ export interface Config {
     jwt: JwtSigningConfig;
     /** The root admin created at first start (password null: generate one and log it once). */
     bootstrapAdmin: { email: string; password: string | null };
+    /** Password guessing: failed logins allowed per email and per client address in a sliding window. */
+    loginThrottle: { maxFailuresPerEmail: number; maxFailuresPerIp: number; windowMs: number };
   };
   upstreamHttp: { maxIdleConns: number; maxConnsPerHost: number; idleConnTimeoutMs: number };
   relay: {
@@ -252,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mfaIssuer: e.MFA_ISSUER,
       jwt: jwtSigning(e.JWT_PRIVATE_KEY_FILE, e.JWT_PUBLIC_KEY_FILE),
       bootstrapAdmin: { email: e.ADMIN_EMAIL.trim().toLowerCase(), password: e.ADMIN_PASSWORD ?? null },
+      loginThrottle: { maxFailuresPerEmail: e.LOGIN_MAX_FAILURES, maxFailuresPerIp: e.LOGIN_MAX_FAILURES_PER_IP, windowMs: e.LOGIN_FAILURE_WINDOW },
     },
     upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
     relay: {

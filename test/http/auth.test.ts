@@ -216,3 +216,47 @@ describe('authentication', () => {
     }
   });
 });
+
+describe('login throttling (password guessing)', () => {
+  let s: RunningApp;
+  const WINDOW_S = 2;
+  beforeAll(async () => {
+    s = await startApp({ LOGIN_MAX_FAILURES: '3', LOGIN_MAX_FAILURES_PER_IP: '6', LOGIN_FAILURE_WINDOW: `${WINDOW_S}s` });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+  const attempt = (email: string, password: string, headers: Record<string, string> = {}) => call(`${s.url}/v1/auth/login`, { body: { email, password }, headers });
+
+  it('refuses an email after LOGIN_MAX_FAILURES failures, even with the right password, until the window passes', async () => {
+    const user = await createUser(s.url, s.adminToken);
+    for (let i = 0; i < 3; i++) expect((await attempt(user.email, 'wrong-password')).status).toBe(401);
+    const throttled = await attempt(user.email.toUpperCase(), TEST_USER_PASSWORD); // the same account, however spelled
+    expect(throttled.status).toBe(429);
+    expect(throttled.json).toEqual({ error: { message: `too many failed logins; retry after ${WINDOW_S}s`, type: 'rate_limit_error', code: 'too_many_login_attempts', param: null } });
+    expect(throttled.headers.get('retry-after')).toBe(String(WINDOW_S));
+    // Another account is not affected.
+    const other = await createUser(s.url, s.adminToken);
+    expect((await attempt(other.email, TEST_USER_PASSWORD)).status).toBe(200);
+    // The failures leave the sliding window: the right password works again.
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_S * 1000 + 200));
+    expect((await attempt(user.email, TEST_USER_PASSWORD)).status).toBe(200);
+  });
+
+  it('counts unknown emails the same way (the answer does not tell which emails exist)', async () => {
+    const unknown = `nobody-${Date.now()}@switchyard.test`;
+    for (let i = 0; i < 3; i++) expect((await attempt(unknown, 'whatever-password')).status).toBe(401);
+    expect((await attempt(unknown, 'whatever-password')).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_S * 1000 + 200));
+  });
+
+  it('refuses a client address after LOGIN_MAX_FAILURES_PER_IP failures across emails', async () => {
+    for (let i = 0; i < 6; i++) expect((await attempt(`spray-${i}-${Date.now()}@switchyard.test`, 'wrong-password')).status).toBe(401);
+    const user = await createUser(s.url, s.adminToken);
+    const refused = await attempt(user.email, TEST_USER_PASSWORD);
+    expect(refused.status).toBe(429);
+    expect((refused.json as { error: { code: string } }).error.code).toBe('too_many_login_attempts');
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_S * 1000 + 200));
+    expect((await attempt(user.email, TEST_USER_PASSWORD)).status).toBe(200);
+  });
+});

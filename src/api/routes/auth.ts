@@ -85,13 +85,50 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   // Computed now, in the background, so that the first unknown email is not slower than later ones.
   void dummyPasswordHash();
 
+  /**
+   * Password guessing: failed logins are counted per email (known or not: the answer must not
+   * tell which emails exist) and per client address, in sliding windows of the counters port (so
+   * across instances with Redis). Over either limit, login answers 429 too_many_login_attempts
+   * WITHOUT checking the password, until enough failures leave the window.
+   */
+  const throttle = auth.loginThrottle;
+  const failureWindows = (email: string, ip: string) => [
+    { key: `login-failures:email:${email}`, limit: throttle.maxFailuresPerEmail },
+    { key: `login-failures:ip:${ip}`, limit: throttle.maxFailuresPerIp },
+  ];
+  const refuseIfThrottled = async (email: string, ip: string) => {
+    for (const window of failureWindows(email, ip)) {
+      if ((await ctx.counters.peekWindow(window.key, throttle.windowMs)) < window.limit) continue;
+      // The oldest failure could leave sooner; the window length is the answer that is never early.
+      const retryAfter = String(Math.ceil(throttle.windowMs / 1000));
+      throw new AppError(429, 'rate_limit_error', 'too_many_login_attempts', `too many failed logins; retry after ${retryAfter}s`, { 'retry-after': retryAfter });
+    }
+  };
+  const countFailure = async (email: string, ip: string) => {
+    for (const window of failureWindows(email, ip)) await ctx.counters.hitWindow(window.key, { limit: window.limit, windowMs: throttle.windowMs });
+  };
+
   return async (app) => {
-    app.post('/v1/auth/login', { schema: { tags, summary: 'Log in with email and password (and an MFA code when enabled)', body: LoginRequest, response: { 200: TokenPair } } }, async (request, reply) => {
-      const account = await ctx.queries.userByEmail(normalizeEmail(request.body.email));
+    app.post('/v1/auth/login', { schema: { tags, summary: 'Log in with email and password (and an MFA code when enabled); 429 too_many_login_attempts after repeated failures', body: LoginRequest, response: { 200: TokenPair } } }, async (request, reply) => {
+      const email = normalizeEmail(request.body.email);
+      const ip = ctx.keyGate.clientAddress(request);
+      await refuseIfThrottled(email, ip);
+      const account = await ctx.queries.userByEmail(email);
       // Unknown emails cost a hash too: the answer time does not tell which emails exist.
       const matches = await verifyPassword(request.body.password, account?.password_hash ?? (await dummyPasswordHash()));
-      if (!account || !matches || refused(account)) throw new UnauthorizedError();
-      if (auth.mfaEnabled && account.mfa_enabled === 1) await checkSecondFactor(request, account, request.body.mfa_code);
+      if (!account || !matches || refused(account)) {
+        await countFailure(email, ip);
+        throw new UnauthorizedError();
+      }
+      if (auth.mfaEnabled && account.mfa_enabled === 1) {
+        try {
+          await checkSecondFactor(request, account, request.body.mfa_code);
+        } catch (error) {
+          // A missing code is a step of a normal login, not a guess; a wrong one is a guess.
+          if (error instanceof UnauthorizedError && error.code !== 'mfa_required') await countFailure(email, ip);
+          throw error;
+        }
+      }
 
       const sessionId = newSessionId();
       const refreshToken = newRefreshToken(sessionId);

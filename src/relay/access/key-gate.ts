@@ -81,6 +81,11 @@ export class KeyGate {
     return model;
   }
 
+  /** The client's address (X-Forwarded-For only through TRUSTED_PROXIES): also what login throttling counts. */
+  clientAddress(request: FastifyRequest): string {
+    return clientIp(request, this.proxies).ip;
+  }
+
   /** 403 ip_not_allowed for an address or country the key excludes. */
   checkSource(key: ActiveKey, request: FastifyRequest): void {
     const { ip, viaTrustedProxy } = clientIp(request, this.proxies);
