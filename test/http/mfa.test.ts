@@ -91,6 +91,26 @@ describe('multi-factor login (MFA_ENABLED=true)', () => {
     expect((await loginWith(user.email)).status).toBe(200);
     expect((await call(`${s.url}/v1/users/me/mfa/disable`, { token, body: { code: recoveryCodes[0]! } })).json.error.code).toBe('mfa_not_enabled');
   });
+
+  it('lets an admin reset a user\'s MFA (lost authenticator): password-only login again, re-enrolment possible; users cannot reset others', async () => {
+    const { user, token, secret } = await enrolledUser();
+    expect((await loginWith(user.email)).json.error.code).toBe('mfa_required');
+    const other = await createUser(s.url, s.adminToken);
+    const { access_token: otherToken } = await login(s.url, other.email, TEST_USER_PASSWORD);
+    expect((await call(`${s.url}/v1/admin/users/${user.id}/mfa/reset`, { method: 'POST', token: otherToken })).status).toBe(403);
+
+    const reset = await call(`${s.url}/v1/admin/users/${user.id}/mfa/reset`, { method: 'POST', token: s.adminToken });
+    expect(reset.status).toBe(200);
+    expect(reset.json).toMatchObject({ id: user.id, mfa_enabled: false });
+    expect((await loginWith(user.email)).status).toBe(200);
+    // The old secret is gone: a code from it is not needed, and enrolling again gives a new one.
+    const again = await call(`${s.url}/v1/users/me/mfa/enroll`, { method: 'POST', token });
+    expect(again.status).toBe(200);
+    expect(base32Decode(again.json.secret as string).equals(secret)).toBe(false);
+    // Another tenant's admin does not see the user.
+    const foreignAdmin = await s.app.ctx.tokens.issueAccessToken({ userId: 'admin-x', tenantId: 'tenant-x', role: 'admin' });
+    expect((await call(`${s.url}/v1/admin/users/${user.id}/mfa/reset`, { method: 'POST', token: foreignAdmin })).status).toBe(404);
+  });
 });
 
 describe('multi-factor login off (MFA_ENABLED=false, the default)', () => {

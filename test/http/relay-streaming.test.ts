@@ -104,8 +104,11 @@ describe('relay streaming and recovery', () => {
     expect(s.app.ctx.views.channels.state.get(channelId)!.healthy).toBe(false);
     await s.app.ctx.counters.clear('health-prober');
     expect(await s.app.ctx.health.probeRound(s.app.ctx.pools, 5_000)).toBe(1);
-    await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
+    const head = await s.app.ctx.store.headPosition();
+    await s.app.ctx.views.channels.waitFor(head);
     expect(s.app.ctx.views.channels.state.get(channelId)!.healthy).toBe(true);
+    // The admin API reads the channels read model (the projector's), not the live view.
+    await s.app.ctx.runner.waitFor(head, { projections: ['channels'] });
     const view = await call(`${s.url}/v1/admin/channels/${channelId}`, { token: s.adminToken });
     expect(view.json.health).toMatchObject({ healthy: true, reason: expect.stringContaining('probe succeeded') });
   });

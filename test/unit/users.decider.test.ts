@@ -76,6 +76,13 @@ describe('user decider', () => {
     const { state } = given([...mfaOn, { type: 'MfaDisabled', data: {} }]);
     expect(state.mfa).toMatchObject({ enabled: false, secretSealed: null, recoveryCodeHashes: [], lastStep: 100 });
   });
+
+  it('lets an admin reset MFA without a code: enabled or pending, else nothing to do', () => {
+    expect(given(mfaOn).when({ type: 'ResetMfa', by: 'admin-1' })).toEqual([{ type: 'MfaDisabled', data: { by: 'admin-1' } }]);
+    expect(given([created, enrolled]).when({ type: 'ResetMfa', by: 'admin-1' })).toEqual([{ type: 'MfaDisabled', data: { by: 'admin-1' } }]);
+    expect(given([created]).when({ type: 'ResetMfa', by: 'admin-1' })).toEqual([]);
+    expect(() => given([]).when({ type: 'ResetMfa', by: 'admin-1' })).toThrow(NotFoundError);
+  });
 });
 
 describe('email reservation decider', () => {

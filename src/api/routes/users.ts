@@ -194,6 +194,26 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       );
     }
 
+    app.post(
+      '/v1/admin/users/:user_id/mfa/reset',
+      {
+        preHandler: manage,
+        schema: {
+          tags: adminTags,
+          summary: "Turn a user's multi-factor login off (a lost authenticator): the next login needs the password only; the user may enrol again",
+          params: UserId,
+          querystring: TenantQuery,
+          response: { 200: UserView },
+        },
+      },
+      async (request) => {
+        const principal = await requirePrincipal(request, ctx.tokens);
+        const row = await found(scopeOf(principal, request.query.tenant_id), request.params.user_id);
+        await settle((await execute(row, { type: 'ResetMfa', by: principal.userId }, request)).position);
+        return userView(await found(row.tenant_id, row.id));
+      },
+    );
+
     app.get('/v1/users/me', { schema: { tags: meTags, summary: 'The calling user', response: { 200: MeView } } }, async (request) => meView((await me(request)).row));
 
     app.patch('/v1/users/me', { schema: { tags: meTags, summary: "Change the calling user's preferences", body: UpdateMeRequest, response: { 200: MeView } } }, async (request) => {

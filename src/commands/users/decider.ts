@@ -46,7 +46,9 @@ export type UserCommand =
   | { type: 'StartMfaEnrollment'; secretSealed: string; recoveryCodeHashes: string[] }
   | { type: 'ConfirmMfaEnrollment'; secretSealed: string; step: number }
   | { type: 'UseMfa'; proof: MfaProof }
-  | { type: 'DisableMfa'; proof: MfaProof };
+  | { type: 'DisableMfa'; proof: MfaProof }
+  /** An admin turns a user's multi-factor login off (a lost authenticator); no code needed. */
+  | { type: 'ResetMfa'; by: string | null };
 
 /** Email addresses are compared trimmed and lower-cased. */
 export function normalizeEmail(email: string): string {
@@ -113,6 +115,11 @@ export const users: Decider<UserCommand, UserState, UserEvent> = {
         return spend(existing(state), command.proof);
       case 'DisableMfa':
         return [...spend(existing(state), command.proof), { type: 'MfaDisabled', data: {} }];
+      case 'ResetMfa': {
+        const { mfa } = existing(state);
+        // Nothing enabled and no enrollment pending: nothing to reset.
+        return mfa.enabled || mfa.pendingSecretSealed !== null ? [{ type: 'MfaDisabled', data: { by: command.by } }] : [];
+      }
     }
   },
 

@@ -25,7 +25,8 @@ export const MfaEnrollmentStarted = z.object({
 });
 /** The pending enrollment is in force; `step` is the TOTP step of the code that proved it. */
 export const MfaEnabled = z.object({ type: z.literal('MfaEnabled'), data: z.object({ step: z.number().int() }) });
-export const MfaDisabled = z.object({ type: z.literal('MfaDisabled'), data: z.object({}) });
+/** `by`: the admin who reset it (absent when the user turned it off with a code). */
+export const MfaDisabled = z.object({ type: z.literal('MfaDisabled'), data: z.object({ by: z.string().nullable().optional() }) });
 /** A TOTP step was used to log in: the same step is refused from now on (no replay). */
 export const MfaTotpUsed = z.object({ type: z.literal('MfaTotpUsed'), data: z.object({ step: z.number().int() }) });
 /** A recovery code was spent (each works once). */
