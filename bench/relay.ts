@@ -80,6 +80,7 @@ const { values: args } = parseArgs({
     'stream-requests': { type: 'string', default: '300' },
     'stream-gap-ms': { type: 'string', default: '2' },
     dist: { type: 'boolean', default: false },
+    caller: { type: 'string', default: 'token' },
     dir: { type: 'string' },
     profile: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -95,6 +96,8 @@ if (args.help) {
   --stream-requests N   sequential streaming requests per path (default 300)
   --stream-gap-ms N     the fake's pause between its first SSE event and the rest (default 2)
   --dist                run Switchyard from dist/ (npm run build first) instead of src/ via tsx
+  --caller token|key    how relay requests authenticate: a user's access token (JWT, default) or an
+                        API key (sk-..., the key's policy and its counters on every request)
   --dir PATH            where Switchyard's DATA_DIR (SQLite files) goes (default: OS temp dir); the
                         event log fsyncs every commit, so put it on the disk you want to measure
   --profile DIR         run Switchyard with --cpu-prof, writing the .cpuprofile into DIR
@@ -440,6 +443,22 @@ async function createChannel(sy: Switchyard, fakeUrl: string, adminToken: string
   throw new Error('the channel never became routable');
 }
 
+/** A real user with an API key (no limits set: every request still runs the key's checks and counters). */
+async function createApiKey(sy: Switchyard, adminToken: string): Promise<string> {
+  const user = await api(`${sy.url}/v1/admin/users`, adminToken, { email: 'bench-key-user@switchyard.bench', password: 'bench-key-user-password' });
+  if (user.status !== 201) throw new Error(`user create failed: ${user.status} ${JSON.stringify(user.json)}`);
+  const key = await api(`${sy.url}/api/admin/keys`, adminToken, { name: 'bench', user_id: (user.json as { id: string }).id });
+  if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${JSON.stringify(key.json)}`);
+  const secret = (key.json as { key: string }).key;
+  // The key directory is a live view: wait until the key is known.
+  const deadline = Date.now() + 10_000;
+  while ((await api(`${sy.url}/v1/models`, secret)).status !== 200) {
+    if (Date.now() > deadline) throw new Error('the API key never became usable');
+    await sleep(50);
+  }
+  return secret;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Measurements
 // ---------------------------------------------------------------------------------------------
@@ -638,6 +657,10 @@ function table(summary: Summary, connectionsList: number[]): string {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
+  if (args.caller !== 'token' && args.caller !== 'key') {
+    console.error('--caller must be token or key');
+    process.exit(1);
+  }
   const seconds = nonNegative('seconds', args.seconds);
   const connections = Math.max(1, Math.round(nonNegative('connections', args.connections)));
   const warmup = nonNegative('warmup', args.warmup);
@@ -653,6 +676,7 @@ async function main() {
     memory_gb: Math.round(totalmem() / 1024 ** 3),
     loadavg_at_start: loadavg().map((l) => Number(l.toFixed(2))),
     switchyard: args.dist ? 'node dist/src/cli.js serve' : 'node --import tsx src/cli.ts serve',
+    caller: args.caller,
     data_dir: args.dir ?? tmpdir(),
     options: { seconds, connections, warmup, streamRequests, streamGapMs: gapMs },
   };
@@ -668,12 +692,13 @@ async function main() {
     const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
     const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
     await createChannel(sy, fake.url, adminToken, userToken);
+    const relayCredential = args.caller === 'key' ? await createApiKey(sy, adminToken) : userToken;
 
     const targets: Record<Path, Target> = {
       direct: { name: 'direct', url: `${fake.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench-key' } },
       floor: { name: 'floor', url: `${floor.url}/v1/chat/completions`, headers: {} },
       lean: { name: 'lean', url: `${lean.url}/v1/chat/completions`, headers: {} },
-      relay: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } },
+      relay: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${relayCredential}` } },
     };
 
     if (warmup > 0) {
