@@ -22,3 +22,22 @@ describe('readiness when a dependency is gone', () => {
     expect((await call(`${s.url}/health/live`)).status).toBe(200);
   });
 });
+
+describe('readiness when the projector thread is gone', () => {
+  let s: RunningApp;
+  beforeAll(async () => {
+    s = await startApp();
+  });
+  afterAll(async () => {
+    await s.close().catch(() => undefined);
+  });
+
+  it('answers 503 with the projectors check down', async () => {
+    expect((await call(`${s.url}/health`)).json.checks.projectors).toMatchObject({ status: 'up', kind: 'thread' });
+    await s.app.ctx.runner.stop();
+    const res = await call(`${s.url}/health`);
+    expect(res.status).toBe(503);
+    expect(res.json.checks.projectors).toMatchObject({ status: 'down', kind: 'thread', error: expect.any(String) });
+    expect(res.json.projections).toEqual([]);
+  });
+});

@@ -20,7 +20,7 @@ describe('HTTP server (embedded)', () => {
       ready: true,
       mode: 'embedded',
       maintenance: false,
-      checks: { event_store: { status: 'up', kind: 'sqlite' }, read_models: { status: 'up', kind: 'sqlite' }, counters: { status: 'up', kind: 'memory' } },
+      checks: { event_store: { status: 'up', kind: 'sqlite' }, read_models: { status: 'up', kind: 'sqlite' }, counters: { status: 'up', kind: 'memory' }, projectors: { status: 'up', kind: 'thread' } },
     });
     expect(res.json.projections.map((p: { name: string }) => p.name)).toContain('maintenance');
     expect((await call(`${s.url}/health/live`)).json).toEqual({ status: 'ok' });

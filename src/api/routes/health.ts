@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { ProjectionStatus } from '../../projections/runtime/runner.js';
 import type { AppContext } from '../context.js';
 
 const Check = z.object({ status: z.enum(['up', 'down']), kind: z.string(), latency_ms: z.number(), error: z.string().optional() });
@@ -29,14 +30,20 @@ async function probe(kind: string, ping: () => Promise<void>, timeoutMs = 2000):
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   const readiness = async () => {
-    const [eventStore, readModels, counters] = await Promise.all([
+    let statuses: ProjectionStatus[] = [];
+    const [eventStore, readModels, counters, projectors] = await Promise.all([
       probe(ctx.store.kind, () => ctx.store.ping()),
       probe(ctx.sql.dialect, () => ctx.sql.ping()),
       probe(ctx.counters.kind, () => ctx.counters.ping()),
+      // The projectors (in their own thread by default) answer with their progress: a projector
+      // thread that died makes the instance unready, so that it gets restarted.
+      probe(ctx.config.projectorsThread ? 'thread' : 'inline', async () => {
+        statuses = await ctx.runner.status();
+      }),
     ]);
-    const checks = { event_store: eventStore, read_models: readModels, counters };
+    const checks = { event_store: eventStore, read_models: readModels, counters, projectors };
     const ready = Object.values(checks).every((c) => c.status === 'up');
-    const projections = ready ? (await ctx.runner.status()).map(({ name, position, lag }) => ({ name, position, lag })) : [];
+    const projections = ready ? statuses.map(({ name, position, lag }) => ({ name, position, lag })) : [];
     return { status: ready ? ('ok' as const) : ('unavailable' as const), live: true, ready, mode: ctx.mode, maintenance: ctx.views.maintenance.state.enabled, checks, projections };
   };
 
