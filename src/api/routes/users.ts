@@ -170,49 +170,35 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       },
     );
 
-    for (const action of ['disable', 'enable'] as const) {
-      app.post(
-        `/v1/admin/users/:user_id/${action}`,
-        {
-          preHandler: manage,
-          schema: {
-            tags: adminTags,
-            summary: action === 'disable' ? 'Disable a user: refused at once on every instance, even with an unexpired token' : 'Enable a disabled user again',
-            params: UserId,
-            querystring: TenantQuery,
-            response: { 200: UserView },
-          },
+    /** Admin actions on one user: each is one command, answered with the user as it is afterwards. */
+    const userActions: Array<{ path: string; summary: string; command: (principal: Principal, row: UsersTable) => UserCommand }> = [
+      {
+        path: 'disable',
+        summary: 'Disable a user: refused at once on every instance, even with an unexpired token',
+        command: (principal, row) => {
+          if (row.id === principal.userId) throw new DomainError('admins cannot disable themselves', 'cannot_disable_self');
+          return { type: 'DisableUser', by: principal.userId };
         },
+      },
+      { path: 'enable', summary: 'Enable a disabled user again', command: (principal) => ({ type: 'EnableUser', by: principal.userId }) },
+      {
+        path: 'mfa/reset',
+        summary: "Turn a user's multi-factor login off (a lost authenticator): the next login needs the password only; the user may enrol again",
+        command: (principal) => ({ type: 'ResetMfa', by: principal.userId }),
+      },
+    ];
+    for (const action of userActions) {
+      app.post(
+        `/v1/admin/users/:user_id/${action.path}`,
+        { preHandler: manage, schema: { tags: adminTags, summary: action.summary, params: UserId, querystring: TenantQuery, response: { 200: UserView } } },
         async (request) => {
           const principal = await requirePrincipal(request, ctx.tokens);
           const row = await found(scopeOf(principal, request.query.tenant_id), request.params.user_id);
-          if (action === 'disable' && row.id === principal.userId) throw new DomainError('admins cannot disable themselves', 'cannot_disable_self');
-          const command: UserCommand = action === 'disable' ? { type: 'DisableUser', by: principal.userId } : { type: 'EnableUser', by: principal.userId };
-          await settle((await execute(row, command, request)).position);
+          await settle((await execute(row, action.command(principal, row), request)).position);
           return userView(await found(row.tenant_id, row.id));
         },
       );
     }
-
-    app.post(
-      '/v1/admin/users/:user_id/mfa/reset',
-      {
-        preHandler: manage,
-        schema: {
-          tags: adminTags,
-          summary: "Turn a user's multi-factor login off (a lost authenticator): the next login needs the password only; the user may enrol again",
-          params: UserId,
-          querystring: TenantQuery,
-          response: { 200: UserView },
-        },
-      },
-      async (request) => {
-        const principal = await requirePrincipal(request, ctx.tokens);
-        const row = await found(scopeOf(principal, request.query.tenant_id), request.params.user_id);
-        await settle((await execute(row, { type: 'ResetMfa', by: principal.userId }, request)).position);
-        return userView(await found(row.tenant_id, row.id));
-      },
-    );
 
     app.get('/v1/users/me', { schema: { tags: meTags, summary: 'The calling user', response: { 200: MeView } } }, async (request) => meView((await me(request)).row));
 
