@@ -205,6 +205,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await server.close();
       if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
       health.stop();
+      // Health changes the last requests caused still reach the log, like their usage events.
+      await health.settled();
       await usage.close();
       await pools.close();
       await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop(), billingView.stop()]);

@@ -31,7 +31,20 @@ export class ChannelHealth {
 
   /** A failed attempt: connection error, timeout, 5xx, or the upstream refusing our key. */
   failure(channel: Channel, reason: string, requestId: string): void {
-    void this.countFailure(channel, reason, requestId).catch((error: unknown) => this.logger.warn({ err: error, channel: channel.id }, 'could not record a channel failure'));
+    this.track(this.countFailure(channel, reason, requestId).catch((error: unknown) => this.logger.warn({ err: error, channel: channel.id }, 'could not record a channel failure')));
+  }
+
+  /** Health writes started from the request path (never awaited there): tracked so they can be awaited. */
+  private readonly pending = new Set<Promise<unknown>>();
+
+  private track(write: Promise<unknown>): void {
+    this.pending.add(write);
+    void write.finally(() => this.pending.delete(write));
+  }
+
+  /** Resolves once every health write started so far has landed (shutdown; tests that reset health). */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
   private async countFailure(channel: Channel, reason: string, requestId: string) {
@@ -47,16 +60,20 @@ export class ChannelHealth {
     const entry = this.directory().get(channel.id);
     const until = Date.now() + retryAfterMs;
     if (entry && entry.cooldownUntil >= until) return;
-    void this.setHealth(channel, entry?.healthy ?? true, until, `rate limited by upstream for ${Math.round(retryAfterMs / 1000)}s`, requestId).catch((error: unknown) =>
-      this.logger.warn({ err: error, channel: channel.id }, 'could not record a channel cooldown'),
+    this.track(
+      this.setHealth(channel, entry?.healthy ?? true, until, `rate limited by upstream for ${Math.round(retryAfterMs / 1000)}s`, requestId).catch((error: unknown) =>
+        this.logger.warn({ err: error, channel: channel.id }, 'could not record a channel cooldown'),
+      ),
     );
   }
 
   success(channel: Channel, requestId: string): void {
     const entry = this.directory().get(channel.id);
     if (!entry || entry.healthy) return;
-    void this.setHealth(channel, true, null, 'request succeeded after cooldown', requestId).catch((error: unknown) =>
-      this.logger.warn({ err: error, channel: channel.id }, 'could not record channel recovery'),
+    this.track(
+      this.setHealth(channel, true, null, 'request succeeded after cooldown', requestId).catch((error: unknown) =>
+        this.logger.warn({ err: error, channel: channel.id }, 'could not record channel recovery'),
+      ),
     );
   }
 

@@ -27,7 +27,9 @@ describe('relay with an OpenAI upstream', () => {
     await backup.close();
   });
   beforeEach(async () => {
-    // Each test starts with both channels healthy and no failures counted.
+    // Each test starts with both channels healthy and no failures counted (after the health
+    // writes the previous test's requests started have landed, so none of them lands later).
+    await s.app.ctx.health.settled();
     await s.app.ctx.counters.clear('chfail:');
     for (const entry of s.app.ctx.views.channels.state.values()) await s.app.ctx.health.setHealth(entry.channel, true, null, 'test reset', null);
     await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
@@ -137,6 +139,16 @@ describe('relay with an OpenAI upstream', () => {
     expect(completion.choices[0]!.message.content).toBe('Hello! You said: fallback');
     expect(upstream.requests).toHaveLength(1);
     expect(backup.requests).toHaveLength(1);
+  });
+
+  it('marks a channel unhealthy after CHANNEL_FAILURE_THRESHOLD failures; settled() waits for that write', async () => {
+    upstream.mode = { kind: 'error', status: 500, message: 'boom' };
+    const once = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], provider_config: { retry_strategy: 'none' } };
+    for (let i = 0; i < 3; i++) expect((await call(`${s.url}/v1/chat/completions`, { token: s.userToken, body: once })).status).toBe(502);
+    // The failures' health write is not awaited by the requests: once settled, it is in the log.
+    await s.app.ctx.health.settled();
+    await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
+    expect(s.app.ctx.views.channels.state.get(primaryId)).toMatchObject({ healthy: false });
   });
 
   it('passes a client error through without retrying', async () => {
