@@ -28,7 +28,7 @@ import { accessLiveView, loadTenants, loadUser, loadUserByEmail, loadUsers } fro
 import { channelDirectoryView, loadChannelRows } from './projections/channels.js';
 import { seedQuotaCounters } from './projections/key-usage.js';
 import { keyDirectoryView } from './projections/keys.js';
-import { isRevoked, revokedSessionsView } from './projections/sessions.js';
+import { isRevoked, pruneEndedSessions, revokedSessionsView } from './projections/sessions.js';
 import { GeoLocator } from './relay/access/geo.js';
 import { KeyGate } from './relay/access/key-gate.js';
 import { BillingGate } from './relay/access/billing-gate.js';
@@ -184,6 +184,17 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   };
   const server = await buildServer(ctx);
   let metricsServer: Server | null = null;
+  // Ended sessions leave the sessions table (every instance may do it: the delete is idempotent).
+  let pruning: Promise<void> = Promise.resolve();
+  const sessionRetention = setInterval(() => {
+    pruning = pruneEndedSessions(sql.db, config.auth.jwtExpireMs).then(
+      (removed) => {
+        if (removed > 0) logger.debug({ removed }, 'ended sessions removed');
+      },
+      (error: unknown) => logger.warn({ err: error }, 'could not remove ended sessions'),
+    );
+  }, config.auth.sessionRetentionIntervalMs);
+  sessionRetention.unref();
 
   return {
     ctx,
@@ -202,6 +213,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       return { url: url.replace('0.0.0.0', '127.0.0.1'), metricsUrl };
     },
     async close() {
+      clearInterval(sessionRetention);
+      await pruning;
       await server.close();
       if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
       health.stop();

@@ -97,6 +97,8 @@ export const EnvSchema = z.object({
   FILE_PROCESSING_TIMEOUT: duration('60s'),
   JWT_EXPIRE: duration('24h'),
   JWT_REFRESH_EXPIRE: duration('720h'),
+  /** How often ended sessions (expired or revoked longer than JWT_EXPIRE ago) are removed from the sessions table. */
+  SESSION_RETENTION_INTERVAL: duration('1h'),
   SESSION_SECURE: bool(false),
   SESSION_HTTP_ONLY: bool(true),
   SESSION_SAME_SITE: z.enum(['lax', 'strict', 'none']).default('lax'),
@@ -166,6 +168,8 @@ export interface Config {
   auth: {
     jwtExpireMs: number;
     jwtRefreshExpireMs: number;
+    /** How often ended sessions are removed from the read model (SESSION_RETENTION_INTERVAL). */
+    sessionRetentionIntervalMs: number;
     session: { secure: boolean; httpOnly: boolean; sameSite: 'lax' | 'strict' | 'none' };
     rbacEnabled: boolean;
     mfaEnabled: boolean;
@@ -252,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth: {
       jwtExpireMs: e.JWT_EXPIRE,
       jwtRefreshExpireMs: e.JWT_REFRESH_EXPIRE,
+      sessionRetentionIntervalMs: e.SESSION_RETENTION_INTERVAL,
       session: { secure: e.SESSION_SECURE, httpOnly: e.SESSION_HTTP_ONLY, sameSite: e.SESSION_SAME_SITE },
       rbacEnabled: e.RBAC_ENABLED,
       mfaEnabled: e.MFA_ENABLED,

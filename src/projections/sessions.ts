@@ -92,3 +92,18 @@ export function revokedSessionsView(accessTtlMs: number): LiveViewDefinition<Rev
     },
   };
 }
+
+/**
+ * Retention of the sessions table (not part of the projection: a rebuild brings the rows back and
+ * the next pass removes them again). A session row is dropped once it can no longer matter: its
+ * refresh token expired, or it was revoked, more than `accessTtlMs` (JWT_EXPIRE) ago — so every
+ * access token it issued has expired too, and refreshing with it answers 401 as before.
+ */
+export async function pruneEndedSessions(db: ReadModelDb, accessTtlMs: number, now = Date.now()): Promise<number> {
+  const cutoff = new Date(now - accessTtlMs).toISOString();
+  const result = await db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('expires_at', '<', cutoff), eb.and([eb('revoked', '=', 1), eb('revoked_at', '<', cutoff)])]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -260,3 +260,35 @@ describe('login throttling (password guessing)', () => {
     expect((await attempt(user.email, TEST_USER_PASSWORD)).status).toBe(200);
   });
 });
+
+describe('session retention (SESSION_RETENTION_INTERVAL)', () => {
+  let s: RunningApp;
+  beforeAll(async () => {
+    // Access tokens live 1 s, refresh tokens 2 s; ended sessions are looked for every 100 ms.
+    s = await startApp({ JWT_EXPIRE: '1s', JWT_REFRESH_EXPIRE: '2s', SESSION_RETENTION_INTERVAL: '100ms' });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+  const row = (id: string) => s.app.ctx.queries.session(id);
+  const sessionOf = (accessToken: string) => JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()).sid as string;
+
+  it('removes a session once it can no longer matter: revoked, or its refresh expired, longer than JWT_EXPIRE ago', async () => {
+    // A fresh admin token: the one from startup may already be older than JWT_EXPIRE.
+    const user = await createUser(s.url, (await loginAsAdmin(s)).access_token);
+    const kept = await login(s.url, user.email, TEST_USER_PASSWORD);
+    const revoked = await login(s.url, user.email, TEST_USER_PASSWORD);
+    const revokedAt = Date.now();
+    expect((await call(`${s.url}/v1/auth/logout`, { body: { refresh_token: revoked.refresh_token } })).status).toBe(200);
+    const [keptId, revokedId] = [sessionOf(kept.access_token), sessionOf(revoked.access_token)];
+    expect(await row(revokedId)).toMatchObject({ revoked: 1 });
+
+    // The revoked one goes JWT_EXPIRE (1 s) after its revocation; the other is still there then.
+    await expect.poll(() => row(revokedId), { timeout: 5000, interval: 50 }).toBeUndefined();
+    expect(Date.now() - revokedAt).toBeGreaterThanOrEqual(1000);
+    expect(await row(keptId)).toBeDefined();
+    // The other goes JWT_EXPIRE after its refresh token expired (2 s after login); refreshing with it is refused as before.
+    await expect.poll(() => row(keptId), { timeout: 6000, interval: 50 }).toBeUndefined();
+    expect((await call(`${s.url}/v1/auth/refresh`, { body: { refresh_token: kept.refresh_token } })).status).toBe(401);
+  });
+});
