@@ -104,6 +104,8 @@ export class Thread {
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   private nextId = 1;
   private exited: Error | null = null;
+  /** Set by stop(): the exit that follows is not news for `onExit`. */
+  private stopping = false;
   private readonly ready: Promise<unknown>;
 
   constructor(
@@ -146,8 +148,6 @@ export class Thread {
     this.pending.clear();
     if (!this.stopping) this.events.onExit?.(error);
   }
-
-  private stopping = false;
 
   /** Resolves when the thread's init has finished (rejects with its error). */
   async start(): Promise<void> {
