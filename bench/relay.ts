@@ -81,6 +81,7 @@ const { values: args } = parseArgs({
     'stream-gap-ms': { type: 'string', default: '2' },
     dist: { type: 'boolean', default: false },
     caller: { type: 'string', default: 'token' },
+    mode: { type: 'string', default: 'embedded' },
     dir: { type: 'string' },
     profile: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -96,6 +97,9 @@ if (args.help) {
   --stream-requests N   sequential streaming requests per path (default 300)
   --stream-gap-ms N     the fake's pause between its first SSE event and the rest (default 2)
   --dist                run Switchyard from dist/ (npm run build first) instead of src/ via tsx
+  --mode embedded|distributed
+                        Switchyard on its embedded stores (default) or on the local NATS JetStream,
+                        MariaDB and Redis (a fresh stream, database and key prefix, removed after)
   --caller token|key    how relay requests authenticate: a user's access token (JWT, default) or an
                         API key (sk-..., the key's policy and its counters on every request)
   --dir PATH            where Switchyard's DATA_DIR (SQLite files) goes (default: OS temp dir); the
@@ -355,7 +359,52 @@ interface Switchyard {
   stop(): Promise<void>;
 }
 
-async function startSwitchyard(dist: boolean, dir: string | undefined, profileDir: string | undefined): Promise<Switchyard> {
+/**
+ * The many-machines mode on this machine's services: a JetStream stream, a MariaDB database and a
+ * Redis key prefix of the run's own, removed when it ends.
+ */
+async function distributedStores(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+  const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const stream = `SYBENCH_${suffix}`;
+  const database = `sy_bench_${suffix}`;
+  const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+  const mysqlUrl = new URL(process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
+  const redisUrl = new URL(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const env = {
+    NATS_URL: natsUrl,
+    NATS_STREAM: stream,
+    SQLDB_HOST: mysqlUrl.hostname,
+    SQLDB_PORT: mysqlUrl.port || '3306',
+    SQLDB_USER: decodeURIComponent(mysqlUrl.username || 'root'),
+    SQLDB_PASSWORD: decodeURIComponent(mysqlUrl.password),
+    SQLDB_NAME: database,
+    CACHE_HOST: redisUrl.hostname,
+    CACHE_PORT: redisUrl.port || '6379',
+    CACHE_PREFIX: `sybench:${suffix}:`,
+  };
+  return {
+    env,
+    async cleanup() {
+      const { connect } = await import('@nats-io/transport-node');
+      const { jetstreamManager } = await import('@nats-io/jetstream');
+      const nc = await connect({ servers: natsUrl });
+      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
+      await nc.close();
+      const mysql = await import('mysql2/promise');
+      const conn = await mysql.createConnection({ host: env.SQLDB_HOST, port: Number(env.SQLDB_PORT), user: env.SQLDB_USER, password: env.SQLDB_PASSWORD });
+      await conn.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await conn.end();
+      const { Redis } = await import('ioredis');
+      const redis = new Redis({ host: env.CACHE_HOST, port: Number(env.CACHE_PORT), lazyConnect: true });
+      await redis.connect();
+      const keys = await redis.keys(`${env.CACHE_PREFIX}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    },
+  };
+}
+
+async function startSwitchyard(dist: boolean, dir: string | undefined, profileDir: string | undefined, stores: Record<string, string>): Promise<Switchyard> {
   const dataDir = mkdtempSync(join(dir ?? tmpdir(), 'sy-bench-relay-'));
   const port = await freePort();
   const metricsPort = await freePort();
@@ -382,11 +431,12 @@ async function startSwitchyard(dist: boolean, dir: string | undefined, profileDi
       HEALTH_CHECK_ENABLED: 'false',
       // Otherwise a generated root-admin password is logged at startup.
       ADMIN_PASSWORD: 'bench-admin-password',
-      // Embedded mode whatever the caller's shell says (empty = unset).
+      // Embedded mode whatever the caller's shell says (empty = unset), unless --mode distributed.
       NATS_URL: '',
       EVENTSTORE_URL: '',
       SQLDB_HOST: '',
       CACHE_HOST: '',
+      ...stores,
     },
   });
   const exited = once(child, 'exit');
@@ -661,6 +711,10 @@ async function main() {
     console.error('--caller must be token or key');
     process.exit(1);
   }
+  if (args.mode !== 'embedded' && args.mode !== 'distributed') {
+    console.error('--mode must be embedded or distributed');
+    process.exit(1);
+  }
   const seconds = nonNegative('seconds', args.seconds);
   const connections = Math.max(1, Math.round(nonNegative('connections', args.connections)));
   const warmup = nonNegative('warmup', args.warmup);
@@ -677,6 +731,7 @@ async function main() {
     loadavg_at_start: loadavg().map((l) => Number(l.toFixed(2))),
     switchyard: args.dist ? 'node dist/src/cli.js serve' : 'node --import tsx src/cli.ts serve',
     caller: args.caller,
+    mode: args.mode,
     data_dir: args.dir ?? tmpdir(),
     options: { seconds, connections, warmup, streamRequests, streamGapMs: gapMs },
   };
@@ -686,8 +741,9 @@ async function main() {
   const floor = await startHelper('floor', ['--upstream', fake.url]);
   const lean = await startHelper('lean', ['--upstream', fake.url]);
   let sy: Switchyard | null = null;
+  const distributed = args.mode === 'distributed' ? await distributedStores() : null;
   try {
-    sy = await startSwitchyard(args.dist, args.dir, args.profile);
+    sy = await startSwitchyard(args.dist, args.dir, args.profile, distributed?.env ?? {});
     const tokens = new TokenService(SECRET, 3_600_000);
     const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
     const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
@@ -722,6 +778,7 @@ async function main() {
     }
   } finally {
     await sy?.stop();
+    await distributed?.cleanup();
     floor.child.kill();
     lean.child.kill();
     fake.child.kill();
