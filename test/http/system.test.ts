@@ -78,6 +78,7 @@ describe('HTTP server (embedded)', () => {
         '/v1/admin/users',
         '/v1/admin/users/{user_id}',
         '/v1/admin/users/{user_id}/disable',
+        '/v1/admin/users/{user_id}/mfa/reset',
         '/v1/admin/users/{user_id}/enable',
         '/v1/users/me',
         '/v1/users/me/password',
