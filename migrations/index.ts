@@ -10,6 +10,7 @@ import * as apiKeys from './0010_api_keys.js';
 import * as presets from './0020_presets.js';
 import * as billing from './0030_billing.js';
 import * as usage from './0040_usage.js';
+import * as requestRowsInLogOrder from './0050_request_rows_in_log_order.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0020_presets': presets,
   '0030_billing': billing,
   '0040_usage': usage,
+  '0050_request_rows_in_log_order': requestRowsInLogOrder,
 };

@@ -367,7 +367,8 @@ async function applyOther(trx: ReadModelDb, stored: StoredEvent): Promise<void> 
 
 export const billingProjection: Projection = {
   name: 'billing',
-  version: 1,
+  // 2: billing_requests keyed by their event's log position (migration 0050).
+  version: 2,
   eventTypes: BILLING_EVENT_TYPES,
   apply(trx, stored) {
     return billingProjection.applyCommit!(trx, [stored]);

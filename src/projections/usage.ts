@@ -41,8 +41,9 @@ export function dayOf(iso: string): string {
 /** Microseconds from the event's milliseconds (two decimals): exact, an integer. */
 const micros = (ms: number) => Math.max(0, Math.round(ms * 1000));
 
-/** The row of a request; `occurrence` > 0 for another request that reused the id. */
-export function usageRow(usage: UsageData, eventId: string, recordedAt: string, occurrence = 0): UsageRequestsTable {
+/** The row of a request (from its event, as stored); `occurrence` > 0 for another request that reused the id. */
+export function usageRow(usage: UsageData, stored: Pick<StoredEvent, 'id' | 'occurred_at' | 'position' | 'version'>, occurrence = 0): UsageRequestsTable {
+  const recordedAt = stored.occurred_at;
   // A malformed start time would make every bucket invalid: fall back to the commit's time.
   const started = Number.isNaN(Date.parse(usage.started_at)) ? recordedAt : new Date(usage.started_at).toISOString();
   const requestId = clip(usage.request_id, 128);
@@ -72,7 +73,9 @@ export function usageRow(usage: UsageData, eventId: string, recordedAt: string, 
     started_at: started,
     hour: hourOf(started),
     day: dayOf(started),
-    event_id: clip(eventId, 64),
+    event_id: clip(stored.id, 64),
+    event_position: stored.position,
+    event_version: stored.version,
     recorded_at: recordedAt,
   };
 }
@@ -175,7 +178,7 @@ async function applyUsageBatch(trx: ReadModelDb, events: readonly StoredEvent[])
     const prior = seen.get(requestId) ?? [];
     const fingerprint = usageFingerprint(usage);
     if (prior.includes(fingerprint)) continue; // the same event published twice: counted once
-    const row = usageRow(usage, stored.id, stored.occurred_at, prior.length);
+    const row = usageRow(usage, stored, prior.length);
     seen.set(requestId, [...prior, row.fingerprint]);
     rows.push(row);
     addToDelta(hourly, 'usage_hourly', row);
@@ -189,7 +192,8 @@ async function applyUsageBatch(trx: ReadModelDb, events: readonly StoredEvent[])
 
 export const usageProjection: Projection = {
   name: 'usage',
-  version: 1,
+  // 2: rows keyed by their event's log position (migration 0050).
+  version: 2,
   eventTypes: [USAGE_RECORDED],
   apply(trx, stored) {
     return applyUsageBatch(trx, [stored]);

@@ -144,7 +144,7 @@ export interface KeyUsageTable {
 
 /** One relay request (the `usage` projection). Tokens and latency are exact integers. */
 export interface UsageRequestsTable {
-  /** The request id; `<request id>~<n>` for another request that reused a client-chosen id. */
+  /** The request id; `<request id>~<n>` for another request that reused a client-chosen id (unique by the projection's rule). */
   request_key: string;
   request_id: string;
   /** Identifies the usage event beyond its request id (a republished duplicate has the same). */
@@ -174,8 +174,10 @@ export interface UsageRequestsTable {
   started_at: string;
   hour: string;
   day: string;
-  /** The UsageRecorded event it came from. */
+  /** The UsageRecorded event it came from, and its place in the log (the primary key). */
   event_id: string;
+  event_position: number;
+  event_version: number;
   recorded_at: string;
 }
 
