@@ -7,15 +7,11 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { SqlDatabase } from '../../src/adapters/sql/database.js';
 import { migrateToLatest, schemaMigrator } from '../../src/adapters/sql/migrate.js';
-import { freshDatabase, type Dialect } from '../support/databases.js';
+import { freshDatabase, dialectsHere } from '../support/databases.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
-const dialects: Array<[Dialect, boolean]> = [
-  ['sqlite', true],
-  ['mysql', services.mysql],
-  ['postgres', services.postgres],
-];
+const dialects = dialectsHere(services);
 
 /** A `billing_requests` row: small enough to write by hand. */
 const billingRow = (dedupeKey: string, position: number) => ({

@@ -14,7 +14,7 @@ import { openSqlDatabase, type ReadModelConfig, type SqlDatabase } from '../../s
 import type { EventStore, StoredEvent } from '../../src/ports/event-store.js';
 import type { Projection } from '../../src/projections/runtime/projection.js';
 import { ProjectionRunner, readCheckpoint } from '../../src/projections/runtime/runner.js';
-import { freshDatabase, type Dialect } from '../support/databases.js';
+import { freshDatabase, dialectsHere } from '../support/databases.js';
 
 interface TallyTables {
   test_tally: { stream: string; events: number; last_version: number };
@@ -75,11 +75,7 @@ async function appendTraffic(store: EventStore, commits: number, streams = 5) {
 
 const services = inject('services');
 const urls = inject('serviceUrls');
-const dialects: Array<[Dialect, boolean]> = [
-  ['sqlite', true],
-  ['mysql', services.mysql],
-  ['postgres', services.postgres],
-];
+const dialects = dialectsHere(services);
 
 describe.each(dialects)('projection runner on %s', (dialect, available) => {
   let store: SqliteEventStore;

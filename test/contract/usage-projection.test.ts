@@ -14,16 +14,12 @@ import { auditReplay } from '../../src/audit/replay.js';
 import { USAGE_RECORDED, type UsageData } from '../../src/commands/usage/events.js';
 import { ProjectionRunner } from '../../src/projections/runtime/runner.js';
 import { queryUsage, usageProjection } from '../../src/projections/usage.js';
-import { freshDatabase, type Dialect } from '../support/databases.js';
+import { freshDatabase, dialectsHere } from '../support/databases.js';
 
 const logger = pino({ level: 'silent' });
 const services = inject('services');
 const urls = inject('serviceUrls');
-const dialects: Array<[Dialect, boolean]> = [
-  ['sqlite', true],
-  ['mysql', services.mysql],
-  ['postgres', services.postgres],
-];
+const dialects = dialectsHere(services);
 
 function usage(i: number, overrides: Partial<UsageData> = {}): UsageData {
   return {

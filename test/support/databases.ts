@@ -8,6 +8,15 @@ import { uniqueSuffix } from './services.js';
 
 export type Dialect = 'sqlite' | 'mysql' | 'postgres';
 
+/** Every read-model dialect, with whether it can run here (SQLite always can; the servers if they answered). */
+export function dialectsHere(services: { mysql: boolean; postgres: boolean }): Array<[Dialect, boolean]> {
+  return [
+    ['sqlite', true],
+    ['mysql', services.mysql],
+    ['postgres', services.postgres],
+  ];
+}
+
 export function readModelConfig(dialect: Dialect, urls: { mysql: string; postgres: string }): { config: ReadModelConfig; cleanup: () => Promise<void> } {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'sy-rm-'));
