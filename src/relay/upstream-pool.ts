@@ -23,22 +23,17 @@ const MAX_PARSED_URLS = 1_000;
  */
 const HIGH_WATER_MARK = 64 * 1024;
 
-/** `dump()` reads at most this much more to keep the connection; a longer body aborts it. */
-const DUMP_LIMIT = 128 * 1024;
-
 /** Response header names are lower-case; a repeated header is an array. */
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
 /**
  * An upstream response body, read once: with `text()`, by iterating it (Buffer chunks as they
- * arrive), or discarded with `dump()`/`destroy()`. A failure after the headers (timeout, lost
+ * arrive), or discarded with `destroy()`. A failure after the headers (timeout, lost
  * connection, the request's signal) rejects `text()` or throws from the iteration.
  */
 export interface UpstreamBody extends AsyncIterable<Buffer> {
   /** The whole body as UTF-8 (a leading byte order mark is dropped). */
   text(): Promise<string>;
-  /** Discards the rest: a short remainder is read so the connection can be reused, else it is closed. Never rejects. */
-  dump(): Promise<void>;
   /** Discards the rest now, aborting the request if the upstream has not finished sending. */
   destroy(reason?: Error): void;
 }
@@ -71,10 +66,9 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
 const IDLE = 0;
 const ITERATING = 1;
 const COLLECTING = 2;
-const DUMPING = 3;
 /** Read to the end, failed and reported, or discarded: nothing more is delivered. */
-const CLOSED = 4;
-type Mode = typeof IDLE | typeof ITERATING | typeof COLLECTING | typeof DUMPING | typeof CLOSED;
+const CLOSED = 3;
+type Mode = typeof IDLE | typeof ITERATING | typeof COLLECTING | typeof CLOSED;
 
 function abortReason(signal: UpstreamSignal): Error {
   return (signal.reason as Error | undefined) ?? new undiciErrors.RequestAbortedError();
@@ -92,7 +86,7 @@ function decodeUtf8(chunks: Buffer[], length: number): string {
  * One upstream request: the undici dispatch handler, and once the headers are in, the response
  * body too (one object per request instead of a handler, a Readable and its buffers).
  *
- * undici calls the on* methods from its HTTP parser; consumers call text()/next()/dump()/destroy()
+ * undici calls the on* methods from its HTTP parser; consumers call text()/next()/destroy()
  * from promise continuations. `controller.resume()` must not run inside the parser, and it is only
  * ever called from the consumer side here.
  */
@@ -107,7 +101,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   private mode: Mode = IDLE;
   /** Received and not yet read (or, when collecting, the whole body so far). */
   private chunks: Buffer[] = [];
-  /** Bytes in `chunks`; while dumping, the bytes discarded. */
+  /** Bytes in `chunks`. */
   private bytes = 0;
   /** The upstream has sent the whole body. */
   private ended = false;
@@ -115,7 +109,6 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   private failure: { error: unknown } | null = null;
   private reader: Waiter<IteratorResult<Buffer, undefined>> | null = null;
   private collector: Waiter<string> | null = null;
-  private dumper: (() => void) | null = null;
 
   constructor(pending: Waiter<UpstreamResponse>, signal: UpstreamSignal | undefined) {
     this.pending = pending;
@@ -147,13 +140,6 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
         this.chunks.push(chunk);
         this.bytes += chunk.length;
         return;
-      case DUMPING:
-        this.bytes += chunk.length;
-        if (this.bytes > DUMP_LIMIT) {
-          this.finishDump();
-          controller.abort(new undiciErrors.RequestAbortedError());
-        }
-        return;
       case CLOSED:
         return;
       default: {
@@ -182,9 +168,6 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
         collector.resolve(text);
         return;
       }
-      case DUMPING:
-        this.finishDump();
-        return;
       case ITERATING: {
         const reader = this.reader;
         if (reader !== null) {
@@ -258,34 +241,15 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
     return Promise.resolve(DONE);
   }
 
-  dump(): Promise<void> {
-    if (this.mode !== IDLE || this.failure !== null || this.ended) {
-      this.destroy();
-      return Promise.resolve();
-    }
-    this.mode = DUMPING;
-    this.chunks = [];
-    if (this.bytes > DUMP_LIMIT) {
-      this.destroy();
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      this.dumper = resolve;
-      this.controller!.resume();
-    });
-  }
-
   destroy(reason?: Error): void {
     if (this.mode === CLOSED) return;
     const error = reason ?? new undiciErrors.RequestAbortedError();
     const reader = this.reader;
     const collector = this.collector;
-    const dumper = this.dumper;
     const unfinished = !this.ended && this.failure === null;
     this.close();
     reader?.reject(error);
     collector?.reject(error);
-    dumper?.();
     // Aborting calls onResponseError at once; the body is closed, so that is ignored.
     if (unfinished) this.controller!.abort(error);
   }
@@ -321,9 +285,6 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
         collector.reject(error);
         return;
       }
-      case DUMPING:
-        this.finishDump();
-        return;
       default: {
         const reader = this.reader;
         if (reader !== null) {
@@ -344,19 +305,12 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
     return Promise.reject(error as Error);
   }
 
-  private finishDump(): void {
-    const dumper = this.dumper;
-    this.close();
-    dumper?.();
-  }
-
   private close(): void {
     this.mode = CLOSED;
     this.chunks = [];
     this.bytes = 0;
     this.reader = null;
     this.collector = null;
-    this.dumper = null;
     this.unlisten();
   }
 
