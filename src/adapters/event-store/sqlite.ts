@@ -88,6 +88,8 @@ export class SqliteEventStore implements EventStore {
   private readonly writeInline: CommitWriter | null;
   private writer: Thread | null = null;
   private readonly appendChannel: BroadcastChannel | null;
+  /** The last commit position subscribers were woken for: the writer's reply and its announcement name the same commit, and one wake-up is enough. */
+  private announced = 0;
   private closed = false;
 
   constructor(private readonly options: SqliteEventStoreOptions) {
@@ -103,7 +105,7 @@ export class SqliteEventStore implements EventStore {
       this.appendChannel = null;
     } else {
       this.appendChannel = new BroadcastChannel(appendChannelName(options.file));
-      this.appendChannel.onmessage = () => this.appended.emit('commit');
+      this.appendChannel.onmessage = (message) => this.announce((message as { data: number }).data);
       // Announcements only wake subscribers: they never keep the process alive.
       this.appendChannel.unref();
     }
@@ -150,8 +152,14 @@ export class SqliteEventStore implements EventStore {
         throw error;
       }
     }
-    this.appended.emit('commit');
+    this.announce(result.position);
     return result;
+  }
+
+  private announce(position: number): void {
+    if (position <= this.announced) return;
+    this.announced = position;
+    this.appended.emit('commit');
   }
 
   async readStream(stream: string, afterVersion = 0): Promise<StoredEvent[]> {
