@@ -415,6 +415,9 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
     expect(renewed.status, renewed.text).toBe(200);
     expect(renewed.json.quotas[0]).toMatchObject({ used_requests: 0, remaining: 1 });
     expect((await chat(u.token)).status).toBe(200); // covered again
+    // Its usage event must reach the log before the cancellation: coverage is rated at the
+    // event's place in the log, and usage events are published in batches.
+    await settled();
     const canceled = await call(`${s.url}/v1/subscriptions/cancel`, { method: 'POST', token: u.token });
     expect(canceled.json).toMatchObject({ status: 'canceled', canceled_at: expect.any(String) });
     expect((await call(`${s.url}/v1/subscriptions/cancel`, { method: 'POST', token: u.token })).json.error.code).toBe('subscription_not_active');
