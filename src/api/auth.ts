@@ -4,12 +4,13 @@
  * one use `requirePermission` (or `requireRole`). After the signature check, every request passes
  * the token service's access policy (disabled users and tenants, revoked sessions: in memory).
  */
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { preHandlerAsyncHookHandler } from 'fastify';
 import type { Rbac } from '../auth/rbac.js';
 import type { Principal, Role, TokenService } from '../auth/tokens.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { headerOf, type HttpRequestLike } from '../http-exchange.js';
 
-const resolved = new WeakMap<FastifyRequest, Promise<Principal | null>>();
+const resolved = new WeakMap<HttpRequestLike, Promise<Principal | null>>();
 
 /**
  * Access tokens already verified, per TokenService (a token is only trusted again by the service
@@ -54,8 +55,8 @@ function verifyCached(tokens: TokenService, token: string): Promise<Principal> {
   });
 }
 
-function bearerToken(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
+function bearerToken(request: HttpRequestLike): string | null {
+  const header = headerOf(request, 'authorization');
   if (!header) return null;
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   return match ? match[1]! : null;
@@ -68,20 +69,20 @@ export const SESSION_COOKIE = 'sy_session';
  * A state-changing request made by another site's page (the browser says so in Sec-Fetch-Site,
  * or sends an Origin of another host): the cookie must not authenticate it (CSRF).
  */
-function crossSiteWrite(request: FastifyRequest): boolean {
+function crossSiteWrite(request: HttpRequestLike): boolean {
   if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return false;
-  if (request.headers['sec-fetch-site'] === 'cross-site') return true;
-  const origin = request.headers.origin;
+  if (headerOf(request, 'sec-fetch-site') === 'cross-site') return true;
+  const origin = headerOf(request, 'origin');
   if (!origin) return false;
   try {
-    return new URL(origin).host !== request.headers.host;
+    return new URL(origin).host !== headerOf(request, 'host');
   } catch {
     return true; // "null" and other opaque origins
   }
 }
 
-function cookieToken(request: FastifyRequest): string | null {
-  const header = request.headers.cookie;
+function cookieToken(request: HttpRequestLike): string | null {
+  const header = headerOf(request, 'cookie');
   if (!header || crossSiteWrite(request)) return null;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
@@ -91,7 +92,7 @@ function cookieToken(request: FastifyRequest): string | null {
 }
 
 /** The caller, or null when no credentials were sent. Bad credentials throw 401. */
-export function principalOf(request: FastifyRequest, tokens: TokenService): Promise<Principal | null> {
+export function principalOf(request: HttpRequestLike, tokens: TokenService): Promise<Principal | null> {
   let principal = resolved.get(request);
   if (!principal) {
     const token = request.headers.authorization === undefined ? cookieToken(request) : bearerToken(request);
@@ -103,11 +104,11 @@ export function principalOf(request: FastifyRequest, tokens: TokenService): Prom
 }
 
 /** Like principalOf, but never throws: for checks that only need to know "is this an admin?". */
-export async function principalOrNull(request: FastifyRequest, tokens: TokenService): Promise<Principal | null> {
+export async function principalOrNull(request: HttpRequestLike, tokens: TokenService): Promise<Principal | null> {
   return principalOf(request, tokens).catch(() => null);
 }
 
-export async function requirePrincipal(request: FastifyRequest, tokens: TokenService): Promise<Principal> {
+export async function requirePrincipal(request: HttpRequestLike, tokens: TokenService): Promise<Principal> {
   const principal = await principalOf(request, tokens);
   if (!principal) throw new UnauthorizedError();
   return principal;

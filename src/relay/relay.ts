@@ -4,12 +4,12 @@
  * undici client, retries what is retryable on the next channel with exponential backoff, streams
  * without buffering, feeds channel health, and publishes exactly one usage event per request.
  */
-import { EventEmitter, once } from 'node:events';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { EventEmitter } from 'node:events';
 import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
 import { AppError, ServiceUnavailableError } from '../errors.js';
+import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { Logger } from '../logger.js';
 import type { ChannelHealth } from './channel-health.js';
 import { PROVIDERS } from './providers/index.js';
@@ -164,7 +164,7 @@ export class Relay {
   }
 
   /** A request refused before any upstream call (invalid body): recorded, then thrown. */
-  reject(request: FastifyRequest, caller: RelayCaller, error: AppError, rawBody: unknown): never {
+  reject(request: HttpRequestLike, caller: RelayCaller, error: AppError, rawBody: unknown): never {
     const body = (rawBody ?? {}) as { model?: unknown; stream?: unknown };
     const usage = this.newUsage(request, caller, typeof body.model === 'string' ? body.model : '', body.stream === true, new Date());
     usage.status = error.status;
@@ -174,7 +174,7 @@ export class Relay {
     throw error;
   }
 
-  private newUsage(request: FastifyRequest, caller: RelayCaller, model: string, stream: boolean, startedAt: Date): UsageData {
+  private newUsage(request: Pick<HttpRequestLike, 'id'>, caller: RelayCaller, model: string, stream: boolean, startedAt: Date): UsageData {
     return {
       request_id: request.id,
       tenant_id: caller.tenantId,
@@ -198,17 +198,15 @@ export class Relay {
     };
   }
 
-  async chatCompletions(request: FastifyRequest, reply: FastifyReply, input: ChatCompletionRequest, caller: RelayCaller): Promise<void> {
+  async chatCompletions(request: HttpRequestLike, response: RelayResponse, input: ChatCompletionRequest, caller: RelayCaller): Promise<void> {
     const startedAt = new Date();
     const t0 = performance.now();
     const usage = this.newUsage(request, caller, input.model, input.stream === true, startedAt);
 
     // Client gone: stop the upstream request too.
     const gone = new ClientGone();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'));
-    };
-    reply.raw.once('close', onClose);
+    const onClose = () => gone.abort(new Error('client disconnected'));
+    response.onClose(onClose);
 
     try {
       const { body, model, providers } = this.applyRequestMapping(caller.model === undefined ? input : { ...input, model: caller.model });
@@ -218,7 +216,7 @@ export class Relay {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
       const meta = responseMeta(Math.floor(startedAt.getTime() / 1000), input.model, input.stream_options?.include_usage === true);
-      await this.attempt(request, reply, body, candidates, meta, usage, gone, t0);
+      await this.attempt(request, response, body, candidates, meta, usage, gone, t0);
     } catch (error) {
       if (error instanceof AppError) {
         usage.status = error.status;
@@ -229,7 +227,7 @@ export class Relay {
       }
       throw error;
     } finally {
-      reply.raw.off('close', onClose);
+      response.offClose(onClose);
       if (gone.aborted && usage.error_code === null) {
         usage.status = 499;
         usage.error_code = 'client_disconnected';
@@ -266,8 +264,8 @@ export class Relay {
   }
 
   private async attempt(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    request: HttpRequestLike,
+    response: RelayResponse,
     body: ChatCompletionRequest,
     candidates: Candidate[],
     meta: ResponseMeta,
@@ -291,9 +289,9 @@ export class Relay {
 
       // A value this provider cannot take is the client's to fix: 400, no retry.
       const upstreamRequest = provider.buildRequest(body, ctx);
-      let response: UpstreamResponse;
+      let upstream: UpstreamResponse;
       try {
-        response = await this.deps.pools.request(upstreamRequest, gone);
+        upstream = await this.deps.pools.request(upstreamRequest, gone);
       } catch (error) {
         if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
         last = classifyException(error);
@@ -301,19 +299,19 @@ export class Relay {
         continue;
       }
 
-      if (response.statusCode >= 400) {
-        const text = await response.body.text().catch(() => '');
-        last = classifyStatus(provider, response.statusCode, text, response.headers);
+      if (upstream.statusCode >= 400) {
+        const text = await upstream.body.text().catch(() => '');
+        last = classifyStatus(provider, upstream.statusCode, text, upstream.headers);
         if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, request.id);
         if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
         if (!last.retryable) throw last.error;
         continue;
       }
 
-      this.noteRateLimitHeaders(candidate, response.headers, request.id);
+      this.noteRateLimitHeaders(candidate, upstream.headers, request.id);
       health.success(candidate.channel, request.id);
-      if (body.stream === true) await this.pipeStream(reply, response, provider, ctx, body, meta, usage, t0, request.id);
-      else await this.sendCompletion(reply, response, provider, ctx, body, meta, usage);
+      if (body.stream === true) await this.pipeStream(response, upstream, provider, ctx, body, meta, usage, t0, request.id);
+      else await this.sendCompletion(response, upstream, provider, ctx, body, meta, usage);
       return;
     }
     throw last!.error;
@@ -342,15 +340,15 @@ export class Relay {
   }
 
   private async sendCompletion(
-    reply: FastifyReply,
-    response: UpstreamResponse,
+    response: RelayResponse,
+    upstream: UpstreamResponse,
     provider: Provider,
     ctx: ProviderContext,
     body: ChatCompletionRequest,
     meta: ResponseMeta,
     usage: UsageData,
   ) {
-    const text = await response.body.text();
+    const text = await upstream.body.text();
     let completion: ChatCompletion;
     try {
       completion = provider.parseResponse(text, ctx, meta);
@@ -359,12 +357,12 @@ export class Relay {
       throw new AppError(502, 'upstream_error', 'upstream_bad_response', `upstream sent a response that could not be read: ${(error as Error).message}`);
     }
     completion.usage = this.fillUsage(usage, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
-    await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
+    response.send(200, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(completion));
   }
 
   private async pipeStream(
-    reply: FastifyReply,
-    response: UpstreamResponse,
+    response: RelayResponse,
+    upstream: UpstreamResponse,
     provider: Provider,
     ctx: ProviderContext,
     body: ChatCompletionRequest,
@@ -374,22 +372,18 @@ export class Relay {
     requestId: string,
   ) {
     const converter = provider.createStreamConverter(ctx, meta);
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
+    response.start(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
       'x-accel-buffering': 'no',
-      'x-request-id': requestId,
     });
     const write = async (text: string) => {
-      if (!text || raw.destroyed) return;
+      if (!text || response.closed) return;
       if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
-      if (!raw.write(text)) await once(raw, 'drain');
+      if (!response.write(text)) await response.drained();
     };
     try {
-      for await (const chunk of response.body) await write(converter.push(chunk));
+      for await (const chunk of upstream.body) await write(converter.push(chunk));
       let tail = converter.end();
       const outcome = converter.outcome();
       const filled = this.fillUsage(usage, outcome.usage, body, outcome.completionText);
@@ -406,7 +400,7 @@ export class Relay {
       // Bytes already went out: no retry. Tell the client in-band and end the stream.
       const outcome = converter.outcome();
       this.fillUsage(usage, outcome.usage, body, outcome.completionText);
-      if (raw.destroyed) {
+      if (response.closed) {
         usage.status = 499;
         usage.error_code = 'client_disconnected';
       } else {
@@ -415,7 +409,7 @@ export class Relay {
         await write(sseData({ error: { message: 'upstream stream interrupted', type: 'upstream_error', code: 'upstream_stream_interrupted' } }) + SSE_DONE).catch(() => undefined);
       }
     } finally {
-      if (!raw.destroyed) raw.end();
+      if (!response.closed) response.end();
     }
   }
 }

@@ -3,6 +3,7 @@
  * PostgreSQL (pg). Drivers are imported lazily so the embedded default never loads the others.
  */
 import { mkdirSync } from 'node:fs';
+import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql, type Dialect } from 'kysely';
 import type { Config } from '../../config.js';
@@ -141,8 +142,8 @@ async function ensureDatabase(_config: ReadModelConfig, create: () => Promise<vo
  * same few statements over and over. Keeps the most recently used prepared statements, by SQL
  * text. (No query here is streamed: a statement being iterated could not be shared.)
  */
-function withStatementCache(database: import('better-sqlite3').Database, size = 512) {
-  const cache = new Map<string, import('better-sqlite3').Statement>();
+function withStatementCache(database: SqliteHandle, size = 512) {
+  const cache = new Map<string, Statement>();
   return {
     close: () => database.close(),
     prepare(sql: string) {

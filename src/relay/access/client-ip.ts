@@ -3,7 +3,7 @@
  * X-Forwarded-For is walked from the right, skipping trusted hops. An untrusted peer cannot
  * spoof its address with the header.
  */
-import type { FastifyRequest } from 'fastify';
+import type { HttpRequestLike } from '../../http-exchange.js';
 import { matches, parseAddress, type IpRule } from './ip-rules.js';
 
 function trusted(ip: string, proxies: readonly IpRule[]): boolean {
@@ -11,7 +11,7 @@ function trusted(ip: string, proxies: readonly IpRule[]): boolean {
   return !!address && proxies.some((p) => matches(p, address));
 }
 
-export function clientIp(request: FastifyRequest, proxies: readonly IpRule[]): { ip: string; viaTrustedProxy: boolean } {
+export function clientIp(request: HttpRequestLike, proxies: readonly IpRule[]): { ip: string; viaTrustedProxy: boolean } {
   const peer = request.socket.remoteAddress ?? '';
   if (proxies.length === 0 || !trusted(peer, proxies)) return { ip: peer, viaTrustedProxy: false };
   const header = request.headers['x-forwarded-for'];

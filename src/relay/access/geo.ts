@@ -6,7 +6,7 @@
  *   only on requests that arrive through a TRUSTED_PROXIES address.
  * The database wins when both are configured. Unknown country = null.
  */
-import type { FastifyRequest } from 'fastify';
+import type { HttpRequestLike } from '../../http-exchange.js';
 import maxmind, { type CountryResponse, type Reader } from 'maxmind';
 
 export class GeoLocator {
@@ -23,7 +23,7 @@ export class GeoLocator {
     return this.reader !== null || this.header !== null;
   }
 
-  country(request: FastifyRequest, ip: string, viaTrustedProxy: boolean): string | null {
+  country(request: HttpRequestLike, ip: string, viaTrustedProxy: boolean): string | null {
     if (this.reader) {
       const code = this.reader.get(ip)?.country?.iso_code;
       if (code) return code.toUpperCase();

@@ -7,7 +7,7 @@
  * settles real usage after the request (tokens per hour, quota, the concurrency slot).
  */
 import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { HttpRequestLike } from '../../http-exchange.js';
 import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/counters.js';
@@ -82,12 +82,12 @@ export class KeyGate {
   }
 
   /** The client's address (X-Forwarded-For only through TRUSTED_PROXIES): also what login throttling counts. */
-  clientAddress(request: FastifyRequest): string {
+  clientAddress(request: HttpRequestLike): string {
     return clientIp(request, this.proxies).ip;
   }
 
   /** 403 ip_not_allowed for an address or country the key excludes. */
-  checkSource(key: ActiveKey, request: FastifyRequest): void {
+  checkSource(key: ActiveKey, request: HttpRequestLike): void {
     const { ip, viaTrustedProxy } = clientIp(request, this.proxies);
     if (!ipAllowed(ip, key.allowedIps, key.blockedIps)) throw new ForbiddenError(`requests from ${ip} are not allowed for this API key`, 'ip_not_allowed');
     if (key.allowedCountries.size === 0 && key.blockedCountries.size === 0) return;

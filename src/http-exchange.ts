@@ -1,0 +1,43 @@
+/**
+ * What the relay and the access checks need from one HTTP exchange, whichever server carried it:
+ * fastify (node:http) for the whole API, or the relay's own HTTP/1.1 server (src/api/http1/) on
+ * the chat-completions hot path. Keeping these two small shapes free of fastify's types is what
+ * lets one relay implementation answer on both.
+ */
+
+/** The request side. A FastifyRequest satisfies it as it is. */
+export interface HttpRequestLike {
+  /** The request id (X-Request-Id when the client sent a well-formed one). */
+  readonly id: string;
+  readonly method: string;
+  /** Header names lower-cased. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly socket: { readonly remoteAddress?: string | undefined };
+}
+
+export type HeaderValue = string | number | string[];
+
+/** The response side, as the relay writes it: a whole answer, or a stream of text. */
+export interface RelayResponse {
+  /** A header for whatever answer follows (set before `send` / `start`). */
+  setHeader(name: string, value: HeaderValue): void;
+  /** The whole answer at once. */
+  send(status: number, headers: Record<string, HeaderValue>, body: string): void;
+  /** Starts a streamed answer; `write` the parts, then `end`. */
+  start(status: number, headers: Record<string, HeaderValue>): void;
+  /** False: wait for `drained()` before writing more. */
+  write(text: string): boolean;
+  /** Resolves when the client can take more (or has gone). */
+  drained(): Promise<void>;
+  end(): void;
+  /** The client went away before the answer was complete. */
+  readonly closed: boolean;
+  onClose(listener: () => void): void;
+  offClose(listener: () => void): void;
+}
+
+/** A header's value (the first, when it was sent more than once). */
+export function headerOf(request: HttpRequestLike, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : (value as string | undefined);
+}
