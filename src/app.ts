@@ -6,13 +6,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { openCounters, openEventStore } from './adapters/index.js';
 import { openSqlDatabase, type SqlDatabase } from './adapters/sql/database.js';
 import { migrateToLatest } from './adapters/sql/migrate.js';
 import type { AppContext } from './api/context.js';
 import { Metrics, startMetricsServer } from './api/metrics.js';
-import { buildServer } from './api/server.js';
+import { bodyLimitOf, buildServer } from './api/server.js';
+import { ChatEndpoint } from './api/chat-endpoint.js';
+import { createRelayServer } from './api/relay-server.js';
 import { loadRbac } from './auth/rbac.js';
 import { RecoveryCodeHasher } from './auth/recovery-codes.js';
 import { createTokenService } from './auth/tokens.js';
@@ -184,6 +187,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   };
   const server = await buildServer(ctx);
   let metricsServer: Server | null = null;
+  /** The relay's own HTTP/1.1 server on the public port, in front of fastify (RELAY_FAST_PATH). */
+  let front: ReturnType<typeof createRelayServer> | null = null;
   // Ended sessions leave the sessions table (every instance may do it: the delete is idempotent).
   let pruning: Promise<void> = Promise.resolve();
   const sessionRetention = setInterval(() => {
@@ -200,7 +205,14 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     ctx,
     server,
     async listen() {
-      const url = await server.listen({ host: config.server.host, port: config.server.port });
+      let url: string;
+      if (config.server.relayFastPath) {
+        await server.ready();
+        front = createRelayServer(ctx, new ChatEndpoint(ctx), server.server, bodyLimitOf(config));
+        url = await listenOn(front, config.server.host, config.server.port);
+      } else {
+        url = await server.listen({ host: config.server.host, port: config.server.port });
+      }
       let metricsUrl: string | null = null;
       if (config.metrics.enabled) {
         metricsServer = await startMetricsServer(metrics, config.server.host, config.metrics.port, async () => {
@@ -215,7 +227,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     async close() {
       clearInterval(sessionRetention);
       await pruning;
+      // No new connections; idle keep-alive ones close; those fastify took over close with it.
+      const frontClosed = front ? new Promise<void>((resolve) => front!.close(() => resolve())) : Promise.resolve();
+      front?.closeIdleConnections();
       await server.close();
+      await frontClosed;
       if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
       health.stop();
       // Health changes the last requests caused still reach the log, like their usage events.
@@ -229,4 +245,17 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await store.close();
     },
   };
+}
+
+/** Starts `server` listening; resolves with its base URL (as fastify's listen does). */
+function listenOn(server: NetServer, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve(`http://${shown}:${address.port}`);
+    });
+  });
 }

@@ -138,6 +138,8 @@ export const EnvSchema = z.object({
   JWT_PUBLIC_KEY_FILE: optionalText,
   API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
   HEALTH_CHECK_ENABLED: bool(true),
+  /** Chat completions answered by the relay's own HTTP/1.1 server in front of fastify (false: fastify answers everything). */
+  RELAY_FAST_PATH: bool(true),
   /** Run the projectors in a thread of their own (false: on the serving thread). */
   PROJECTORS_THREAD: bool(true),
   METRICS_ENABLED: bool(true),
@@ -155,7 +157,7 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   secret: string;
-  server: { host: string; port: number; logLevel: Env['LOG_LEVEL'] };
+  server: { host: string; port: number; logLevel: Env['LOG_LEVEL']; relayFastPath: boolean };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
   eventStore: { kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
   /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
@@ -232,7 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dialect = e.SQLDB_DIALECT;
   return {
     secret: e.SECRET,
-    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL },
+    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH },
     eventStore: e.EVENTSTORE_URL
       ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
       : e.NATS_URL

@@ -4,6 +4,7 @@
  * the chat-completions hot path. Keeping these two small shapes free of fastify's types is what
  * lets one relay implementation answer on both.
  */
+import { randomUUID } from 'node:crypto';
 
 /** The request side. A FastifyRequest satisfies it as it is. */
 export interface HttpRequestLike {
@@ -34,6 +35,13 @@ export interface RelayResponse {
   readonly closed: boolean;
   onClose(listener: () => void): void;
   offClose(listener: () => void): void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request's id: a well-formed incoming X-Request-Id (so a request can be traced across services), else a new one. */
+export function requestIdOf(incoming: unknown): string {
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 /** A header's value (the first, when it was sent more than once). */

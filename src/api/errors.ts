@@ -14,8 +14,15 @@ export function errorBody(message: string, type: string, code: string, param: st
   return { error: { message, type, code, param } };
 }
 
+/** An AppError as status, headers and body; null for anything else (an internal error). */
+export function appErrorResponse(error: unknown): { status: number; headers: Readonly<Record<string, string>>; body: ErrorBody } | null {
+  if (!(error instanceof AppError)) return null;
+  return { status: error.status, headers: error.headers, body: errorBody(error.message, error.type, error.code, error.param) };
+}
+
 function sendAppError(reply: FastifyReply, error: AppError) {
-  return reply.code(error.status).headers(error.headers).send(errorBody(error.message, error.type, error.code, error.param));
+  const { status, headers, body } = appErrorResponse(error)!;
+  return reply.code(status).headers(headers).send(body);
 }
 
 /** "body.messages.0.role" style path from a validation error's instancePath ("/messages/0/role"). */

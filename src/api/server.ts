@@ -2,12 +2,13 @@
  * The HTTP server: fastify with zod schemas (validation, serialization and the OpenAPI document
  * at /openapi.json all come from the same schemas). Each area of the API is a plugin.
  */
-import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ServiceUnavailableError } from '../errors.js';
+import { requestIdOf } from '../http-exchange.js';
 import { VERSION } from '../version.js';
+import type { Config } from '../config.js';
 import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
@@ -30,19 +31,16 @@ import { auditRoutes } from './routes/audit.js';
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Largest request body (chat requests carry base64 images; files have their own limit, MAX_FILE_SIZE). */
+export const bodyLimitOf = (config: Config) => Math.max(32 * 1024 * 1024, config.files.maxSize);
 
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     // pino's Logger is a FastifyBaseLogger; the cast only bridges the two packages' typings.
     loggerInstance: ctx.logger as unknown as FastifyBaseLogger,
-    // Chat requests carry base64 images; files have their own limit (MAX_FILE_SIZE).
-    bodyLimit: Math.max(32 * 1024 * 1024, ctx.config.files.maxSize),
+    bodyLimit: bodyLimitOf(ctx.config),
     // Honour a well-formed incoming X-Request-Id so a request can be traced across services.
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // Per-request access lines only at debug: a gateway's info log should not grow with traffic.
     logController: new LogController({ disableRequestLogging: ctx.config.server.logLevel !== 'debug' && ctx.config.server.logLevel !== 'trace' }),
   }).withTypeProvider<ZodTypeProvider>();

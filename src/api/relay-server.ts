@@ -1,0 +1,125 @@
+/**
+ * The public port: the relay's own HTTP/1.1 server (src/api/http1/) in front of fastify.
+ *
+ * Chat-completion requests are the traffic of a gateway, and node:http's per-request objects plus
+ * fastify's request lifecycle were about a third of what the serving thread spent on each one
+ * (docs/benchmarks.md). So the listening socket belongs to a lean server that answers
+ * `POST /v1/chat/completions` (and its aliases) itself, through the same ChatEndpoint as fastify's
+ * route; every other request — and any connection whose first request is another one — goes to
+ * fastify's node:http server untouched. Requests that need fastify's extras are handed over too:
+ * maintenance mode (admins still get through there) and bodies that are not JSON (415).
+ *
+ * What a client sees is the same on both paths: status, headers (x-request-id, rate limits,
+ * Deprecation), the error bodies, and the same metrics and debug access log lines.
+ */
+import type { Server as HttpServer } from 'node:http';
+import type { Server as NetServer } from 'node:net';
+import secureJson from 'secure-json-parse';
+import { AppError } from '../errors.js';
+import { requestIdOf, type HeaderValue, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
+import type { ChatEndpoint } from './chat-endpoint.js';
+import type { AppContext } from './context.js';
+import { appErrorResponse, errorBody } from './errors.js';
+import { createHttp1Server, type Http1Request, type Http1Response } from './http1/server.js';
+
+/** The chat paths this server answers itself; `/v1/chat` is the deprecated alias. */
+const CHAT_PATHS = new Set(['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']);
+
+const isJson = (contentType: string | undefined) => contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType);
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+/** The relay's response side on an HTTP/1.1 server response; remembers the status for metrics. */
+class Http1RelayResponse implements RelayResponse {
+  status = 0;
+
+  constructor(private readonly res: Http1Response) {}
+
+  setHeader(name: string, value: HeaderValue): void {
+    this.res.setHeader(name, value);
+  }
+  send(status: number, headers: Record<string, HeaderValue>, body: string): void {
+    this.status = status;
+    this.res.send(status, headers, body);
+  }
+  start(status: number, headers: Record<string, HeaderValue>): void {
+    this.status = status;
+    this.res.start(status, headers);
+  }
+  write(text: string): boolean {
+    return this.res.write(text);
+  }
+  drained(): Promise<void> {
+    return this.res.drained();
+  }
+  end(): void {
+    this.res.end();
+  }
+  get closed(): boolean {
+    return this.res.closed;
+  }
+  onClose(listener: () => void): void {
+    this.res.onClose(listener);
+  }
+  offClose(listener: () => void): void {
+    this.res.offClose(listener);
+  }
+}
+
+/** One request on the lean server, as the endpoint and the access checks read it. */
+class ChatRequest implements HttpRequestLike {
+  readonly method = 'POST';
+  constructor(
+    readonly id: string,
+    readonly headers: Record<string, string>,
+    readonly socket: { remoteAddress?: string },
+  ) {}
+}
+
+export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallback: HttpServer, bodyLimit: number): NetServer & { closeIdleConnections(): void } {
+  const { logger, metrics } = ctx;
+  const debug = logger.isLevelEnabled('debug');
+
+  const handle = async (req: Http1Request, res: Http1Response) => {
+    const t0 = performance.now();
+    const path = pathOf(req.url);
+    const request = new ChatRequest(requestIdOf(req.headers['x-request-id']), req.headers, req.socket);
+    const response = new Http1RelayResponse(res);
+    response.setHeader('x-request-id', request.id);
+    try {
+      let body: unknown;
+      try {
+        body = secureJson.parse(req.body.toString('utf8'), undefined, { protoAction: 'error', constructorAction: 'error' });
+      } catch (error) {
+        throw new AppError(400, 'invalid_request_error', 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+      }
+      await endpoint.handle(request, response, body, { deprecatedAlias: path === '/v1/chat' });
+    } catch (error) {
+      if (res.headersSent) throw error; // mid-stream: the server ends the connection
+      const answer = appErrorResponse(error);
+      if (!answer) logger.error({ err: error, reqId: request.id }, 'unhandled error');
+      const { status, headers, body } = answer ?? { status: 500, headers: {}, body: errorBody('internal server error', 'server_error', 'internal_error') };
+      response.send(status, { ...headers, ...JSON_HEADERS }, JSON.stringify(body));
+    } finally {
+      const seconds = (performance.now() - t0) / 1000;
+      const labels = { method: 'POST', route: path, status_code: String(response.status || 500) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, seconds);
+      if (response.status >= 400) metrics.httpErrors.inc(labels);
+      if (debug) logger.debug({ reqId: request.id, req: { method: 'POST', url: req.url }, res: { statusCode: response.status }, responseTime: seconds * 1000 }, 'request completed');
+    }
+  };
+
+  return createHttp1Server({
+    accepts: (method, path, headers) => method === 'POST' && CHAT_PATHS.has(path) && isJson(headers['content-type']) && !ctx.views.maintenance.state.enabled,
+    handle,
+    fallback,
+    maxBodySize: bodyLimit,
+    onError: (error) => logger.warn({ err: error }, 'relay connection error'),
+  });
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
