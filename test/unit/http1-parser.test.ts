@@ -73,7 +73,7 @@ describe('http1 parser: valid requests', () => {
     {
       name: 'HTTP/1.0 keep-alive',
       input: 'GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n',
-      expected: [{ head: { httpVersion: '1.0', keepAlive: true } }].map((e) => ({ ...e, body: '' })),
+      expected: [{ head: { httpVersion: '1.0', keepAlive: true }, body: '' }],
     },
     {
       name: 'HTTP/1.1 Connection: close (among other tokens)',
