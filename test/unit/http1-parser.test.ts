@@ -91,6 +91,11 @@ describe('http1 parser: valid requests', () => {
       expected: [{ head: { headers: { host: 'h', 'x-a': '1, 2', cookie: 'a=1; b=2', 'x-empty': '', 'x-tab': '' } }, body: '' }],
     },
     {
+      name: 'known field names in any case, and near misses of them',
+      input: 'GET / HTTP/1.1\r\nhOsT: h\r\nCONTENT-TYPE: a\r\nContent-Typ^: b\r\nContent-Typ~: c\r\nX-Stainless-Lang: d\r\nx-stainless-lanh: e\r\n\r\n',
+      expected: [{ head: { headers: { host: 'h', 'content-type': 'a', 'content-typ^': 'b', 'content-typ~': 'c', 'x-stainless-lang': 'd', 'x-stainless-lanh': 'e' } }, body: '' }],
+    },
+    {
       name: 'equal duplicate Content-Length is one length',
       input: 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok',
       expected: [{ head: {}, body: 'ok' }],
