@@ -141,6 +141,7 @@ export function createHttp1Server(options: Http1ServerOptions): Http1Server {
     new Connection(state, socket);
   });
   server.on('listening', () => {
+    state.closing = false; // listening again after a close()
     state.startSweeping();
     // node:http starts tracking connections (for its closeIdleConnections and its header/request
     // timeouts) when it starts listening; the fallback never does, so start it on its behalf.
@@ -309,7 +310,8 @@ class Connection {
         } catch (error) {
           if (!(error instanceof HttpParseError)) throw error;
           // A head that does not parse, on a connection that is not ours yet: node:http's call.
-          if (!this.served && !parser.inBody) this.handOver();
+          // (Body errors cannot happen before a request was accepted, i.e. `served`.)
+          if (!this.served) this.handOver();
           else this.refuse(error);
           return;
         }
