@@ -4,6 +4,7 @@
  * one write). The fallback is a real node:http server: it must see every handed-over request
  * intact, in order, and keep the connection alive itself.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,7 +49,7 @@ async function start(options: Partial<Http1ServerOptions> = {}): Promise<Harness
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
-      const seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(parts).toString(), remotePort: req.socket.remotePort! };
+      const seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(parts).toString('latin1'), remotePort: req.socket.remotePort! };
       fallbackSeen.push(seen);
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ from: 'fallback', method: seen.method, url: seen.url, body: seen.body, port: seen.remotePort }));
@@ -432,6 +433,32 @@ describe('http1 server: hands connections to node:http', () => {
     expect(h.fallbackSeen[0]!.body).toBe(payload);
   });
 
+  it('keeps the order when a large pipelined request piles up behind a slow answer (socket paused), fast or handed over', async () => {
+    const h = await start({
+      handle: async (req, res) => {
+        if (req.url.includes('slow')) await sleep(100);
+        res.send(200, {}, `${req.url}:${req.body.length}:${createHash('sha1').update(req.body).digest('hex')}`);
+      },
+    });
+    const big = Buffer.alloc(400_000);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7919) % 251;
+    const digest = createHash('sha1').update(big).digest('hex');
+    const client = await rawClient(h.port);
+    const post = (path: string) => Buffer.concat([Buffer.from(`POST ${path} HTTP/1.1\r\nHost: t\r\nContent-Length: ${big.length}\r\n\r\n`), big]);
+    // slow fast request, a big fast one, a big one for node:http, then a small one for node:http.
+    const wire = Buffer.concat([Buffer.from('GET /fast/slow HTTP/1.1\r\nHost: t\r\n\r\n'), post('/fast/big'), post('/admin/big'), Buffer.from('GET /admin/last HTTP/1.1\r\nHost: t\r\n\r\n')]);
+    for (let i = 0; i < wire.length; i += 64 * 1024) await client.write(wire.subarray(i, i + 64 * 1024));
+    await client.until((t) => parseResponses(t).length === 4, 10_000);
+    const bodies = parseResponses(client.text).map((r) => r.body);
+    expect(bodies.slice(0, 2)).toEqual([`/fast/slow:0:${createHash('sha1').update('').digest('hex')}`, `/fast/big:${big.length}:${digest}`]);
+    expect(bodies.slice(2).map((b) => (JSON.parse(b) as { url: string }).url)).toEqual(['/admin/big', '/admin/last']);
+    expect(h.fallbackSeen.map((s) => [s.url, s.body.length])).toEqual([
+      ['/admin/big', big.length],
+      ['/admin/last', 0],
+    ]);
+    expect(createHash('sha1').update(Buffer.from(h.fallbackSeen[0]!.body, 'latin1')).digest('hex')).toBe(digest);
+  });
+
   it('gives a first request that does not parse to node:http (which answers it)', async () => {
     const h = await start();
     const client = await rawClient(h.port);
@@ -625,6 +652,27 @@ describe('http1 server: streaming, back-pressure, disconnects', () => {
     client.socket.destroy();
     await seen;
     expect(h.server.listening).toBe(true);
+  });
+
+  it('forgets a connection whose client leaves in the middle of a body (handler never called)', async () => {
+    let called = 0;
+    const h = await start({
+      handle: (_req, res) => {
+        called++;
+        res.send(200, {}, '');
+      },
+    });
+    const client = await rawClient(h.port);
+    await client.write('POST /fast/x HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n0123456789');
+    await sleep(30);
+    client.socket.destroy();
+    for (let i = 0; i < 50; i++) {
+      const open = await new Promise<number>((resolve) => h.server.getConnections((_e, n) => resolve(n)));
+      if (open === 0) break;
+      await sleep(10);
+    }
+    expect(await new Promise<number>((resolve) => h.server.getConnections((_e, n) => resolve(n)))).toBe(0);
+    expect(called).toBe(0);
   });
 
   it('does not fire onClose for a finished answer, and drops its listeners', async () => {
