@@ -468,6 +468,14 @@ describe('http1 server: hands connections to node:http', () => {
     expect(text).not.toContain('invalid_request_error'); // node's answer, not ours
   });
 
+  it('gives a first request that is not HTTP at all to node:http at once', async () => {
+    const h = await start({ headersTimeoutMs: 10_000 });
+    const client = await rawClient(h.port);
+    await client.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]));
+    const text = await client.untilClosed(2000);
+    expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+  });
+
   it('gives CONNECT to node:http even if accepts would take it', async () => {
     const h = await start({ accepts: () => true });
     const connects: string[] = [];

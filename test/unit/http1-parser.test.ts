@@ -227,6 +227,8 @@ describe('http1 parser: refusals', () => {
     { name: 'bare CR before the request line', input: `\rGET / HTTP/1.1\r\n${H}\r\n`, status: 400 },
     { name: 'two spaces after the method', input: `GET  / HTTP/1.1\r\n${H}\r\n`, status: 400 },
     { name: 'invalid method character', input: `G(T / HTTP/1.1\r\n${H}\r\n`, status: 400 },
+    { name: 'not HTTP at all (incomplete, refused at once)', input: '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03', status: 400 },
+    { name: 'method followed by a control character (incomplete)', input: 'GET\t/', status: 400 },
     { name: 'control character in the target', input: `GET /a\x01b HTTP/1.1\r\n${H}\r\n`, status: 400 },
     { name: 'non-ASCII in the target', input: `GET /caf\xe9 HTTP/1.1\r\n${H}\r\n`, status: 400 },
     { name: 'missing version', input: `GET /\r\n${H}\r\n`, status: 400 },

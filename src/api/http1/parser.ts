@@ -282,10 +282,14 @@ export class RequestParser {
     // parseHead (LF is not allowed in any token or value).
     const terminator = buf.indexOf(CRLF_CRLF, this.scanned > 3 ? off + this.scanned - 3 : off);
     if (terminator === -1 || terminator + 4 > end) {
-      // Incomplete: refuse a bare LF now rather than wait for a terminator that never comes.
+      // Incomplete: refuse what can never become a request now, rather than wait for a
+      // terminator that never comes: a bare LF, or bytes that cannot be a method (TLS, binary).
       for (let lf = buf.indexOf(LF, off + this.scanned); lf !== -1 && lf < end; lf = buf.indexOf(LF, lf + 1)) {
         if (lf === off || buf[lf - 1] !== CR) throw this.fail(new HttpParseError(400, 'bare LF'));
       }
+      let i = off;
+      while (i < end && TCHAR[buf[i]!] === 1) i++;
+      if (i < end && (i === off || buf[i] !== SP)) throw this.fail(new HttpParseError(400, 'invalid request line'));
       this.scanned = end - off;
       if (end - off > this.maxHeaderSize) throw this.fail(new HttpParseError(431, 'request header fields too large'));
       return NEED_MORE;

@@ -71,7 +71,8 @@ export interface Http1Response {
 export interface Http1ServerOptions {
   /**
    * Called when a request head is parsed, before its body: true = answered here, false = the
-   * connection goes to `fallback`. Must be cheap and must not throw (a throw counts as false).
+   * connection goes to `fallback`. `path` is the request-target up to '?'; `headers` as in
+   * Http1Request. Must be cheap and must not throw (a throw counts as false).
    * Do not accept HEAD (answers here always carry their body); CONNECT always goes to `fallback`.
    */
   accepts(method: string, path: string, headers: Record<string, string>): boolean;
