@@ -197,6 +197,19 @@ describe('http1 parser: valid requests', () => {
     expect(body.toString()).toBe('abc');
   });
 
+  it('reads bodies sent in many tiny pieces (chunked: 1-byte chunks; Content-Length: 1-byte reads)', () => {
+    const text = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+    const chunked = 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n' + [...text].map((c) => `1\r\n${c}\r\n`).join('') + '0\r\n\r\n';
+    const chunkedResult = parse([chunked]);
+    expect(chunkedResult.messages.map((m) => m.body)).toEqual([text]);
+    const length = `POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ${text.length}\r\n\r\n`;
+    const lengthResult = parse([length, ...text, 'GET /next HTTP/1.1\r\nHost: h\r\n\r\n']);
+    expect(lengthResult.messages.map((m) => [m.head.url, m.body])).toEqual([
+      ['/', text],
+      ['/next', ''],
+    ]);
+  });
+
   it('reads a large chunked body split into many pieces', () => {
     const payload = Buffer.alloc(300_000, 'x');
     for (let i = 0; i < payload.length; i += 7) payload[i] = 97 + (i % 26);

@@ -67,6 +67,8 @@ export const DEFAULT_MAX_BODY_SIZE = 32 * 1024 * 1024;
 /** A chunk-size line (size + extensions) longer than this is refused: extensions are ignored, so
  * there is no reason to buffer many of them (a known DoS: endless extensions). */
 const MAX_CHUNK_LINE = 4096;
+/** A body in more pieces than this is copied into one buffer instead of kept as views. */
+const MAX_BODY_VIEWS = 128;
 
 const CR = 13;
 const LF = 10;
@@ -127,8 +129,13 @@ export class RequestParser {
   private scanned = 0;
   /** Body bytes still expected (Content-Length, or the current chunk). */
   private remaining = 0;
+  /** Chunked: the sum of the chunk sizes announced so far (for the limit). */
   private bodySize = 0;
+  /** The body so far: views of the input while there are few of them... */
   private readonly parts: Buffer[] = [];
+  /** ...then one growing copy, so a body sent in tiny pieces does not pin millions of views. */
+  private copy: Buffer | null = null;
+  private copied = 0;
   private trailerBytes = 0;
   private failedInHead = false;
 
@@ -344,12 +351,12 @@ export class RequestParser {
     }
   }
 
-  /** Moves up to `remaining` body bytes into `parts`; true when they are all there. */
+  /** Moves up to `remaining` body bytes into the body; true when they are all there. */
   private take(): boolean {
     const available = this.end - this.off;
     if (available === 0) return false;
     const n = available < this.remaining ? available : this.remaining;
-    this.parts.push(this.buf.subarray(this.off, this.off + n));
+    this.addBodyPart(this.buf.subarray(this.off, this.off + n));
     this.off += n;
     this.remaining -= n;
     return this.remaining === 0;
@@ -416,8 +423,14 @@ export class RequestParser {
 
   private completeMessage(): ParseStep {
     const parts = this.parts;
-    this.body = parts.length === 0 ? EMPTY : parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.bodySizeOf(parts));
-    parts.length = 0;
+    if (this.copy !== null) {
+      this.body = this.copy.subarray(0, this.copied);
+      this.copy = null;
+      this.copied = 0;
+    } else {
+      this.body = parts.length === 0 ? EMPTY : parts.length === 1 ? parts[0]! : Buffer.concat(parts, sizeOf(parts));
+      parts.length = 0;
+    }
     this.bodySize = 0;
     this.remaining = 0;
     this.scanned = 0;
@@ -431,10 +444,25 @@ export class RequestParser {
     return MESSAGE;
   }
 
-  private bodySizeOf(parts: Buffer[]): number {
-    let n = 0;
-    for (const part of parts) n += part.length;
-    return n;
+  private addBodyPart(part: Buffer): void {
+    if (this.copy === null) {
+      if (this.parts.length < MAX_BODY_VIEWS) {
+        this.parts.push(part);
+        return;
+      }
+      // Content-Length: the final size is known (`remaining` counts what is still to come).
+      const sofar = sizeOf(this.parts);
+      const known = this.state === State.LengthBody ? sofar + this.remaining : 0;
+      this.copy = Buffer.allocUnsafe(Math.max(known, 2 * (sofar + part.length)));
+      for (const view of this.parts) this.copied += view.copy(this.copy, this.copied);
+      this.parts.length = 0;
+    }
+    if (this.copy.length - this.copied < part.length) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * this.copy.length, this.copied + part.length));
+      this.copy.copy(grown, 0, 0, this.copied);
+      this.copy = grown;
+    }
+    this.copied += part.copy(this.copy, this.copied);
   }
 }
 
@@ -576,6 +604,12 @@ function checkFieldLine(buf: Buffer, start: number, end: number): void {
   while (i < end && TCHAR[buf[i]!] === 1) i++;
   if (i === start || buf[i] !== COLON) throw new HttpParseError(400, 'invalid trailer field');
   for (i++; i < end; i++) if (FIELD_CHAR[buf[i]!] !== 1) throw new HttpParseError(400, 'invalid trailer field');
+}
+
+function sizeOf(parts: Buffer[]): number {
+  let n = 0;
+  for (const part of parts) n += part.length;
+  return n;
 }
 
 function isDigit(c: number): boolean {
