@@ -1,5 +1,6 @@
 /**
  * `POST /v1/chat/completions` (and its aliases) from the parsed JSON body to the relay's answer,
+ * and `GET /v1/models`,
  * whichever HTTP server carried the request: fastify's route (src/api/routes/relay.ts) or the
  * relay's own HTTP/1.1 server (src/api/relay-server.ts). One implementation, so both answer
  * every request the same way: who is calling, the tenant's relay switch, the request's preset,
@@ -8,6 +9,7 @@
  * Every request that gets as far as a known caller publishes exactly one usage event, refused
  * ones included (`relay.reject` records, then throws the error for the server to render).
  */
+import { z } from 'zod';
 import { AppError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { ActiveKey } from '../projections/keys.js';
@@ -101,6 +103,12 @@ export function isModelAllowed(key: ActiveKey, model: string): boolean {
   return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
 }
 
+export const ModelList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() })),
+});
+export type ModelList = z.infer<typeof ModelList>;
+
 export interface ResolvedCaller {
   caller: RelayCaller;
   key: ActiveKey | null;
@@ -123,6 +131,14 @@ export class ChatEndpoint {
     const principal = await requirePrincipal(request, this.ctx.tokens);
     if (!this.ctx.rbac.allows(principal.role, 'chat:use')) throw new ForbiddenError('this account may not use the relay (permission chat:use)', 'forbidden');
     return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
+  }
+
+  /** GET /v1/models: the models the caller may use (an API key sees only what it may call). */
+  async models(request: HttpRequestLike): Promise<ModelList> {
+    const { caller, key } = await this.caller(request);
+    if (key) this.ctx.billing.assertRelayEnabled(key.tenantId);
+    const models = this.ctx.relay.models(caller).filter((id) => !key || isModelAllowed(key, id));
+    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard' })) };
   }
 
   /**

@@ -4,9 +4,10 @@
  * Chat-completion requests are the traffic of a gateway, and node:http's per-request objects plus
  * fastify's request lifecycle were about a third of what the serving thread spent on each one
  * (docs/benchmarks.md). So the listening socket belongs to a lean server that answers
- * `POST /v1/chat/completions` (and its aliases) itself, through the same ChatEndpoint as fastify's
- * route; every other request — and any connection whose first request is another one — goes to
- * fastify's node:http server untouched. Requests that need fastify's extras are handed over too:
+ * `POST /v1/chat/completions` (and its aliases) and `GET /v1/models` — what an API client calls —
+ * itself, through the same ChatEndpoint as fastify's routes; every other request goes to fastify's
+ * node:http server untouched, with its connection (a keep-alive connection is handed over at its
+ * first other request and stays with fastify). Requests that need fastify's extras are handed over too:
  * maintenance mode (admins still get through there) and bodies that are not JSON (415).
  *
  * What a client sees is the same on both paths: status, headers (x-request-id, rate limits,
@@ -24,6 +25,7 @@ import { createHttp1Server, type Http1Request, type Http1Response } from './http
 
 /** The chat paths this server answers itself; `/v1/chat` is the deprecated alias. */
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']);
+const MODELS_PATH = '/v1/models';
 
 const isJson = (contentType: string | undefined) => contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType);
 
@@ -67,9 +69,9 @@ class Http1RelayResponse implements RelayResponse {
 }
 
 /** One request on the lean server, as the endpoint and the access checks read it. */
-class ChatRequest implements HttpRequestLike {
-  readonly method = 'POST';
+class RelayRequest implements HttpRequestLike {
   constructor(
+    readonly method: string,
     readonly id: string,
     readonly headers: Record<string, string>,
     readonly socket: { remoteAddress?: string },
@@ -83,10 +85,14 @@ export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallb
   const handle = async (req: Http1Request, res: Http1Response) => {
     const t0 = performance.now();
     const path = pathOf(req.url);
-    const request = new ChatRequest(requestIdOf(req.headers['x-request-id']), req.headers, req.socket);
+    const request = new RelayRequest(req.method, requestIdOf(req.headers['x-request-id']), req.headers, req.socket);
     const response = new Http1RelayResponse(res);
     response.setHeader('x-request-id', request.id);
     try {
+      if (path === MODELS_PATH) {
+        response.send(200, JSON_HEADERS, JSON.stringify(await endpoint.models(request)));
+        return;
+      }
       let body: unknown;
       try {
         body = secureJson.parse(req.body.toString('utf8'), undefined, { protoAction: 'error', constructorAction: 'error' });
@@ -102,16 +108,17 @@ export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallb
       response.send(status, { ...headers, ...JSON_HEADERS }, JSON.stringify(body));
     } finally {
       const seconds = (performance.now() - t0) / 1000;
-      const labels = { method: 'POST', route: path, status_code: String(response.status || 500) };
+      const labels = { method: req.method, route: path, status_code: String(response.status || 500) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
       if (response.status >= 400) metrics.httpErrors.inc(labels);
-      if (debug) logger.debug({ reqId: request.id, req: { method: 'POST', url: req.url }, res: { statusCode: response.status }, responseTime: seconds * 1000 }, 'request completed');
+      if (debug) logger.debug({ reqId: request.id, req: { method: req.method, url: req.url }, res: { statusCode: response.status }, responseTime: seconds * 1000 }, 'request completed');
     }
   };
 
   return createHttp1Server({
-    accepts: (method, path, headers) => method === 'POST' && CHAT_PATHS.has(path) && isJson(headers['content-type']) && !ctx.views.maintenance.state.enabled,
+    accepts: (method, path, headers) =>
+      ((method === 'POST' && CHAT_PATHS.has(path) && isJson(headers['content-type'])) || (method === 'GET' && path === MODELS_PATH)) && !ctx.views.maintenance.state.enabled,
     handle,
     fallback,
     maxBodySize: bodyLimit,

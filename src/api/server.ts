@@ -80,7 +80,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(tenantRoutes(ctx));
   await app.register(userRoutes(ctx));
   await app.register(channelRoutes(ctx));
-  await app.register(relayRoutes(ctx, new ChatEndpoint(ctx)));
+  await app.register(relayRoutes(new ChatEndpoint(ctx)));
   await app.register(keyRoutes(ctx));
   await app.register(billingRoutes(ctx));
   await app.register(subscriptionRoutes(ctx));

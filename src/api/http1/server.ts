@@ -111,7 +111,7 @@ const INTERNAL_ERROR_BODY = JSON.stringify({ error: { message: 'internal error',
 const ERROR_CODES: Record<number, string> = {
   400: 'bad_request',
   408: 'request_timeout',
-  413: 'payload_too_large',
+  413: 'request_too_large',
   431: 'headers_too_large',
   501: 'not_implemented',
   505: 'http_version_not_supported',

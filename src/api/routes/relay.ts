@@ -5,18 +5,11 @@
  * relay's own HTTP/1.1 server (src/api/relay-server.ts), which takes most chat traffic before it
  * reaches fastify; these routes answer what that server hands over, and document the API.
  */
-import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
 import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
-import { isModelAllowed, type ChatEndpoint } from '../chat-endpoint.js';
-import type { AppContext } from '../context.js';
-
-export const ModelList = z.object({
-  object: z.literal('list'),
-  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() })),
-});
+import { ModelList, type ChatEndpoint } from '../chat-endpoint.js';
 
 /** The relay's response side on a fastify reply: whole answers through fastify, streams on the raw response. */
 export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
@@ -66,7 +59,7 @@ export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
 /** The body reaches the endpoint as sent: it validates (and records refusals) itself. */
 const asSent = () => (data: unknown) => ({ value: data });
 
-export function relayRoutes(ctx: AppContext, endpoint: ChatEndpoint): FastifyPluginAsyncZod {
+export function relayRoutes(endpoint: ChatEndpoint): FastifyPluginAsyncZod {
   return async (app) => {
     const schema = {
       tags: ['relay'],
@@ -86,11 +79,6 @@ export function relayRoutes(ctx: AppContext, endpoint: ChatEndpoint): FastifyPlu
       });
     }
 
-    app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, async (request) => {
-      const { caller, key } = await endpoint.caller(request);
-      if (key) ctx.billing.assertRelayEnabled(key.tenantId);
-      const models = ctx.relay.models(caller).filter((id) => !key || isModelAllowed(key, id));
-      return { object: 'list' as const, data: models.map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'switchyard' })) };
-    });
+    app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, (request) => endpoint.models(request));
   };
 }
