@@ -249,7 +249,10 @@ class Connection {
   private served = false;
   private requestStart = 0;
   private response: Response | null = null;
+  /** Reading stopped: pipelined input piled up while a request was handled or blocked. */
   private paused = false;
+  /** Parsing waits for 'drain': earlier answers are still in the socket's buffer. */
+  private drainBlocked = false;
   private advancing = false;
   private drainWaiters: Array<() => void> | null = null;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
@@ -277,12 +280,12 @@ class Connection {
   }
 
   private received(chunk: Buffer): void {
-    const phase = this.phase;
-    if (phase >= Phase.Closing) return;
+    if (this.phase >= Phase.Closing) return;
     this.parser.feed(chunk);
-    if (phase === Phase.Idle) this.startHead();
-    if (phase === Phase.Handling) {
+    if (this.phase === Phase.Idle) this.startHead();
+    if (this.phase === Phase.Handling || this.drainBlocked) {
       // Pipelined input waits for the current answer; stop reading if a lot of it piles up.
+      // Reading resumes when the parser runs out of input (NEED_MORE in advance()).
       if (this.parser.pendingBytes > PIPELINE_BUFFER_LIMIT && !this.paused) {
         this.paused = true;
         this.socket.pause();
@@ -305,6 +308,12 @@ class Connection {
     try {
       const parser = this.parser;
       while (this.phase <= Phase.Body) {
+        if (this.phase !== Phase.Body && this.socket.writableNeedDrain) {
+          // The answers so far are not flushed (a client pipelining without reading): make no
+          // more until they are, like node:http. 'drain' resumes.
+          this.drainBlocked = true;
+          return;
+        }
         let step;
         try {
           step = parser.next();
@@ -318,6 +327,10 @@ class Connection {
         }
         if (step === NEED_MORE) {
           if (parser.idle) this.waitForRequest();
+          if (this.paused) {
+            this.paused = false;
+            this.socket.resume();
+          }
           return;
         }
         if (step === HEAD) {
@@ -404,14 +417,13 @@ class Connection {
       this.socket.destroySoon();
       return;
     }
-    if (this.parser.idle) this.waitForRequest();
-    else this.startHead();
-    if (this.paused) {
-      this.paused = false;
-      this.socket.resume();
+    if (this.parser.idle) {
+      this.waitForRequest();
+    } else {
+      this.startHead();
+      // Pipelined input: parse it on the next tick, not inside the handler that just answered.
+      if (!this.advancing) process.nextTick(advanceConnection, this);
     }
-    // Pipelined input: parse it on the next tick, not inside the handler that just answered.
-    if (!this.advancing && this.parser.pendingBytes > 0) process.nextTick(advanceConnection, this);
   }
 
   private waitForRequest(): void {
@@ -485,9 +497,14 @@ class Connection {
 
   private drainedNow(): void {
     const waiters = this.drainWaiters;
-    if (waiters === null) return;
-    this.drainWaiters = null;
-    for (const resolve of waiters) resolve();
+    if (waiters !== null) {
+      this.drainWaiters = null;
+      for (const resolve of waiters) resolve();
+    }
+    if (this.drainBlocked) {
+      this.drainBlocked = false;
+      this.advance();
+    }
   }
 }
 
