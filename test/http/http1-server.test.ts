@@ -452,6 +452,20 @@ describe('http1 server: hands connections to node:http', () => {
       ['/admin/last', 0],
     ]);
     expect(createHash('sha1').update(Buffer.from(h.fallbackSeen[0]!.body, 'latin1')).digest('hex')).toBe(digest);
+
+    // Handed over while reading is paused: bytes in this server's parser, in the socket's buffer
+    // and still in the kernel must reach node:http in that order.
+    const second = await rawClient(h.port);
+    const wire2 = Buffer.concat([Buffer.from('GET /fast/slow HTTP/1.1\r\nHost: t\r\n\r\n'), post('/admin/big2'), Buffer.from('GET /admin/last2 HTTP/1.1\r\nHost: t\r\n\r\n')]);
+    for (let i = 0; i < wire2.length; i += 64 * 1024) await second.write(wire2.subarray(i, i + 64 * 1024));
+    await second.until((t) => parseResponses(t).length === 3, 10_000);
+    expect(parseResponses(second.text).map((r) => (r.body.startsWith('{') ? (JSON.parse(r.body) as { url: string }).url : r.body.split(':')[0]))).toEqual(['/fast/slow', '/admin/big2', '/admin/last2']);
+    const seen = h.fallbackSeen.slice(2);
+    expect(seen.map((s) => [s.url, s.body.length])).toEqual([
+      ['/admin/big2', big.length],
+      ['/admin/last2', 0],
+    ]);
+    expect(createHash('sha1').update(Buffer.from(seen[0]!.body, 'latin1')).digest('hex')).toBe(digest);
   });
 
   it('gives a first request that does not parse to node:http (which answers it)', async () => {
