@@ -12,11 +12,16 @@
  * requests wait in the parser), until a request `accepts` refuses: it is handed over at that
  * point, after the responses before it were written (same socket, so their order holds).
  *
- * node:http consumes a socket's handle natively (its C++ parser reads from libuv directly), so
- * bytes put back with `unshift` would race with new bytes if the socket kept flowing. The socket
- * is therefore paused before the bytes are put back and resumed after node:http attached itself:
- * the resume drains the JS buffer (our bytes, in order) on the next tick, before libuv can deliver
- * anything new to node's parser.
+ * node:http consumes a socket's handle natively once attached (its C++ parser reads from libuv
+ * directly, bypassing the JS stream), so the bytes put back must be drained from the JS stream
+ * before libuv delivers anything new. The socket is paused, the bytes are unshifted (in front of
+ * whatever the socket itself buffered while reading was paused), node:http attaches, and the
+ * socket is resumed: the resume drains the JS buffer on the next tick, before the next I/O
+ * callback can feed node's parser. Tests pipeline hand-overs in one write, across many writes,
+ * and with bytes in all three places (this parser, the socket buffer, the kernel).
+ *
+ * Like node:http, it stops making answers while earlier ones sit unflushed in the socket (a
+ * client that pipelines without reading), and stops reading when pipelined input piles up.
  *
  * Timeouts (headers, request, keep-alive idle) are deadlines checked by one sweep timer per
  * server, not timers per request: the hot path only assigns a number.
@@ -33,7 +38,7 @@ export interface Http1Request {
   /** The request-target as sent (path and query). */
   url: string;
   httpVersion: '1.0' | '1.1';
-  /** Lower-cased names, repeated fields joined (see parser.ts). A null-prototype object. */
+  /** Lower-cased names, repeated fields joined (see parser.ts). No inherited properties. */
   headers: Record<string, string>;
   /** The whole body (empty when there is none). May be a view of a larger socket read. */
   body: Buffer;
