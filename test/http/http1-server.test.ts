@@ -80,12 +80,12 @@ async function start(options: Partial<Http1ServerOptions> = {}): Promise<Harness
 async function rawClient(port: number) {
   const socket = net.connect(port, '127.0.0.1');
   await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let received = Buffer.alloc(0);
+  let received = '';
   let ended = false;
   const waiters: Array<() => void> = [];
   const notify = () => waiters.splice(0).forEach((w) => w());
   socket.on('data', (c: Buffer) => {
-    received = Buffer.concat([received, c]);
+    received += c.toString('latin1');
     notify();
   });
   socket.on('error', () => {});
@@ -99,7 +99,7 @@ async function rawClient(port: number) {
   const client = {
     socket,
     get text() {
-      return received.toString('latin1');
+      return received;
     },
     get closed() {
       return ended;
@@ -133,13 +133,13 @@ async function rawClient(port: number) {
   return client;
 }
 
-/** Splits raw HTTP/1.1 responses (Content-Length or chunked framing). */
+/** Splits raw HTTP/1.1 responses (Content-Length or chunked framing); complete ones only. */
 function parseResponses(raw: string): Array<{ status: number; headers: Record<string, string>; body: string }> {
   const out: Array<{ status: number; headers: Record<string, string>; body: string }> = [];
   let rest = raw;
-  while (rest.length > 0) {
+  for (;;) {
     const headEnd = rest.indexOf('\r\n\r\n');
-    if (headEnd === -1) break;
+    if (headEnd === -1) return out;
     const [statusLine, ...lines] = rest.slice(0, headEnd).split('\r\n');
     const status = Number(statusLine!.split(' ')[1]);
     const headers: Record<string, string> = {};
@@ -147,32 +147,27 @@ function parseResponses(raw: string): Array<{ status: number; headers: Record<st
       const colon = line.indexOf(':');
       headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
     }
-    rest = rest.slice(headEnd + 4);
+    let at = headEnd + 4;
     let body = '';
-    if (status === 100) {
-      out.push({ status, headers, body });
-      continue;
-    }
-    if (headers['transfer-encoding'] === 'chunked') {
+    if (status !== 100 && headers['transfer-encoding'] === 'chunked') {
       for (;;) {
-        const lineEnd = rest.indexOf('\r\n');
-        const size = parseInt(rest.slice(0, lineEnd), 16);
-        rest = rest.slice(lineEnd + 2);
-        if (size === 0) {
-          rest = rest.slice(2);
-          break;
-        }
-        body += rest.slice(0, size);
-        rest = rest.slice(size + 2);
+        const lineEnd = rest.indexOf('\r\n', at);
+        if (lineEnd === -1) return out;
+        const size = parseInt(rest.slice(at, lineEnd), 16);
+        if (rest.length < lineEnd + 2 + size + 2) return out;
+        body += rest.slice(lineEnd + 2, lineEnd + 2 + size);
+        at = lineEnd + 2 + size + 2;
+        if (size === 0) break;
       }
-    } else {
+    } else if (status !== 100) {
       const length = Number(headers['content-length'] ?? 0);
-      body = rest.slice(0, length);
-      rest = rest.slice(length);
+      if (rest.length < at + length) return out;
+      body = rest.slice(at, at + length);
+      at += length;
     }
     out.push({ status, headers, body });
+    rest = rest.slice(at);
   }
-  return out;
 }
 
 const fastPost = (path: string, body: string, extra = '') =>
@@ -457,6 +452,20 @@ describe('http1 server: hands connections to node:http', () => {
       ['/admin/last', 0],
     ]);
     expect(createHash('sha1').update(Buffer.from(h.fallbackSeen[0]!.body, 'latin1')).digest('hex')).toBe(digest);
+
+    // Handed over while reading is paused: bytes in this server's parser, in the socket's buffer
+    // and still in the kernel must reach node:http in that order.
+    const second = await rawClient(h.port);
+    const wire2 = Buffer.concat([Buffer.from('GET /fast/slow HTTP/1.1\r\nHost: t\r\n\r\n'), post('/admin/big2'), Buffer.from('GET /admin/last2 HTTP/1.1\r\nHost: t\r\n\r\n')]);
+    for (let i = 0; i < wire2.length; i += 64 * 1024) await second.write(wire2.subarray(i, i + 64 * 1024));
+    await second.until((t) => parseResponses(t).length === 3, 10_000);
+    expect(parseResponses(second.text).map((r) => (r.body.startsWith('{') ? (JSON.parse(r.body) as { url: string }).url : r.body.split(':')[0]))).toEqual(['/fast/slow', '/admin/big2', '/admin/last2']);
+    const seen = h.fallbackSeen.slice(2);
+    expect(seen.map((s) => [s.url, s.body.length])).toEqual([
+      ['/admin/big2', big.length],
+      ['/admin/last2', 0],
+    ]);
+    expect(createHash('sha1').update(Buffer.from(seen[0]!.body, 'latin1')).digest('hex')).toBe(digest);
   });
 
   it('gives a first request that does not parse to node:http (which answers it)', async () => {
@@ -605,6 +614,28 @@ describe('http1 server: streaming, back-pressure, disconnects', () => {
     await client.until((t) => t.endsWith('\r\n0\r\n\r\n'), 10_000);
     const [res] = parseResponses(client.text);
     expect(res!.body.length).toBe(total * chunk.length);
+  });
+
+  it('makes no more answers while earlier ones are not read (pipelining client that does not read)', async () => {
+    let handled = 0;
+    const answer = Buffer.alloc(256 * 1024, 'r');
+    const h = await start({
+      handle: (_req, res) => {
+        handled++;
+        res.send(200, {}, answer);
+      },
+    });
+    const client = await rawClient(h.port);
+    client.socket.pause();
+    const count = 40; // 10 MiB of answers
+    await client.write('GET /fast/x HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(count));
+    await sleep(200);
+    expect(handled).toBeGreaterThan(0);
+    expect(handled).toBeLessThan(count / 2);
+    client.socket.resume();
+    await client.until((t) => parseResponses(t).length === count, 10_000);
+    expect(handled).toBe(count);
+    expect(parseResponses(client.text).map((r) => r.body.length)).toEqual(Array(count).fill(answer.length));
   });
 
   it('fires onClose exactly once when the client aborts mid-stream; writes after that are harmless', async () => {

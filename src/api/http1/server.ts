@@ -12,11 +12,16 @@
  * requests wait in the parser), until a request `accepts` refuses: it is handed over at that
  * point, after the responses before it were written (same socket, so their order holds).
  *
- * node:http consumes a socket's handle natively (its C++ parser reads from libuv directly), so
- * bytes put back with `unshift` would race with new bytes if the socket kept flowing. The socket
- * is therefore paused before the bytes are put back and resumed after node:http attached itself:
- * the resume drains the JS buffer (our bytes, in order) on the next tick, before libuv can deliver
- * anything new to node's parser.
+ * node:http consumes a socket's handle natively once attached (its C++ parser reads from libuv
+ * directly, bypassing the JS stream), so the bytes put back must be drained from the JS stream
+ * before libuv delivers anything new. The socket is paused, the bytes are unshifted (in front of
+ * whatever the socket itself buffered while reading was paused), node:http attaches, and the
+ * socket is resumed: the resume drains the JS buffer on the next tick, before the next I/O
+ * callback can feed node's parser. Tests pipeline hand-overs in one write, across many writes,
+ * and with bytes in all three places (this parser, the socket buffer, the kernel).
+ *
+ * Like node:http, it stops making answers while earlier ones sit unflushed in the socket (a
+ * client that pipelines without reading), and stops reading when pipelined input piles up.
  *
  * Timeouts (headers, request, keep-alive idle) are deadlines checked by one sweep timer per
  * server, not timers per request: the hot path only assigns a number.
@@ -33,7 +38,7 @@ export interface Http1Request {
   /** The request-target as sent (path and query). */
   url: string;
   httpVersion: '1.0' | '1.1';
-  /** Lower-cased names, repeated fields joined (see parser.ts). A null-prototype object. */
+  /** Lower-cased names, repeated fields joined (see parser.ts). No inherited properties. */
   headers: Record<string, string>;
   /** The whole body (empty when there is none). May be a view of a larger socket read. */
   body: Buffer;
@@ -249,7 +254,10 @@ class Connection {
   private served = false;
   private requestStart = 0;
   private response: Response | null = null;
+  /** Reading stopped: pipelined input piled up while a request was handled or blocked. */
   private paused = false;
+  /** Parsing waits for 'drain': earlier answers are still in the socket's buffer. */
+  private drainBlocked = false;
   private advancing = false;
   private drainWaiters: Array<() => void> | null = null;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
@@ -277,12 +285,12 @@ class Connection {
   }
 
   private received(chunk: Buffer): void {
-    const phase = this.phase;
-    if (phase >= Phase.Closing) return;
+    if (this.phase >= Phase.Closing) return;
     this.parser.feed(chunk);
-    if (phase === Phase.Idle) this.startHead();
-    if (phase === Phase.Handling) {
+    if (this.phase === Phase.Idle) this.startHead();
+    if (this.phase === Phase.Handling || this.drainBlocked) {
       // Pipelined input waits for the current answer; stop reading if a lot of it piles up.
+      // Reading resumes when the parser runs out of input (NEED_MORE in advance()).
       if (this.parser.pendingBytes > PIPELINE_BUFFER_LIMIT && !this.paused) {
         this.paused = true;
         this.socket.pause();
@@ -305,6 +313,12 @@ class Connection {
     try {
       const parser = this.parser;
       while (this.phase <= Phase.Body) {
+        if (this.phase !== Phase.Body && this.socket.writableNeedDrain) {
+          // The answers so far are not flushed (a client pipelining without reading): make no
+          // more until they are, like node:http. 'drain' resumes.
+          this.drainBlocked = true;
+          return;
+        }
         let step;
         try {
           step = parser.next();
@@ -318,6 +332,10 @@ class Connection {
         }
         if (step === NEED_MORE) {
           if (parser.idle) this.waitForRequest();
+          if (this.paused) {
+            this.paused = false;
+            this.socket.resume();
+          }
           return;
         }
         if (step === HEAD) {
@@ -404,14 +422,13 @@ class Connection {
       this.socket.destroySoon();
       return;
     }
-    if (this.parser.idle) this.waitForRequest();
-    else this.startHead();
-    if (this.paused) {
-      this.paused = false;
-      this.socket.resume();
+    if (this.parser.idle) {
+      this.waitForRequest();
+    } else {
+      this.startHead();
+      // Pipelined input: parse it on the next tick, not inside the handler that just answered.
+      if (!this.advancing) process.nextTick(advanceConnection, this);
     }
-    // Pipelined input: parse it on the next tick, not inside the handler that just answered.
-    if (!this.advancing && this.parser.pendingBytes > 0) process.nextTick(advanceConnection, this);
   }
 
   private waitForRequest(): void {
@@ -485,9 +502,14 @@ class Connection {
 
   private drainedNow(): void {
     const waiters = this.drainWaiters;
-    if (waiters === null) return;
-    this.drainWaiters = null;
-    for (const resolve of waiters) resolve();
+    if (waiters !== null) {
+      this.drainWaiters = null;
+      for (const resolve of waiters) resolve();
+    }
+    if (this.drainBlocked) {
+      this.drainBlocked = false;
+      this.advance();
+    }
   }
 }
 
