@@ -504,8 +504,8 @@ describe('http1 server: refusals on the fast path', () => {
     { name: 'both Transfer-Encoding and Content-Length', input: 'POST /fast/x HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', status: 400, code: 'bad_request' },
     { name: 'Transfer-Encoding gzip, chunked', input: 'POST /fast/x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n', status: 501, code: 'not_implemented' },
     { name: 'a bad chunk size', input: 'POST /fast/x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', status: 400, code: 'bad_request' },
-    { name: 'Content-Length over the limit', input: 'POST /fast/x HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n', status: 413, code: 'payload_too_large', options: { maxBodySize: 100 } },
-    { name: 'chunks over the limit', input: `POST /fast/x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n${'a'.repeat(64)}\r\n40\r\n${'a'.repeat(64)}\r\n`, status: 413, code: 'payload_too_large', options: { maxBodySize: 100 } },
+    { name: 'Content-Length over the limit', input: 'POST /fast/x HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n', status: 413, code: 'request_too_large', options: { maxBodySize: 100 } },
+    { name: 'chunks over the limit', input: `POST /fast/x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n${'a'.repeat(64)}\r\n40\r\n${'a'.repeat(64)}\r\n`, status: 413, code: 'request_too_large', options: { maxBodySize: 100 } },
     { name: 'missing Host', input: 'GET /fast/x HTTP/1.1\r\n\r\n', status: 400, code: 'bad_request' },
     // After a first request served here, head errors are this server's to answer.
     { name: 'a second request with a space before the colon', first: true, input: 'GET /fast/x HTTP/1.1\r\nHost: t\r\nContent-Length : 0\r\n\r\n', status: 400, code: 'bad_request' },
