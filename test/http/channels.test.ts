@@ -154,6 +154,8 @@ describe('channel admin API', () => {
     const cooldown = s.app.ctx.views.channels.state.get(ch.id)!.cooldownUntil;
     expect(cooldown - Date.now()).toBeGreaterThan(25_000);
     expect(cooldown - Date.now()).toBeLessThanOrEqual(30_000);
+    // The admin view reads the channels table, which the projector thread updates on its own time.
+    await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition());
     const view = await call(`${s.url}/v1/admin/channels/${ch.id}`, { token: s.adminToken });
     expect(view.json.health.healthy).toBe(true); // rate limited, not broken
     expect(view.json.health.reason).toContain('rate limited');
