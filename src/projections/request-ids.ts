@@ -20,7 +20,7 @@ export function idLookup(table: RequestIdTable): (db: ReadModelDb, requestIds: r
       const part = requestIds.slice(start, start + MAX);
       const size = SIZES.find((s) => s >= part.length)!;
       const ids = part.concat(new Array<string>(size - part.length).fill(part[0]!));
-      const result = await executeCompiled(db, `${table}.fingerprints\u0000${size}`, ids, () => db.selectFrom(table).select(['request_id', 'fingerprint']).where('request_id', 'in', ids));
+      const result = await executeCompiled(db, `${table}.fingerprints x${size}`, ids, () => db.selectFrom(table).select(['request_id', 'fingerprint']).where('request_id', 'in', ids));
       for (const row of result.rows as Array<{ request_id: string; fingerprint: string }>) {
         const list = seen.get(row.request_id);
         if (list) list.push(row.fingerprint);

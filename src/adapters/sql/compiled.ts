@@ -44,7 +44,7 @@ export async function executeCompiled(db: AnyDb, shape: string, parameters: read
   if (!compiled) {
     const query = build().compile();
     const same = query.parameters.length === parameters.length && query.parameters.every((value, i) => value === parameters[i]);
-    if (!same) throw new Error(`compiled statement ${shape.replace(/\u0000/g, ' ')}: the parameters are not bound as given`);
+    if (!same) throw new Error(`compiled statement ${shape}: the parameters are not bound as given`);
     cache.set(shape, (compiled = { sql: query.sql, order: [] }));
   }
   return db.executeQuery(CompiledQuery.raw(compiled.sql, parameters as unknown[]));
@@ -92,7 +92,7 @@ export async function insertRows<Row extends object>(db: AnyDb, table: string, c
         parameters.push(value);
       }
     }
-    await executeCompiled(db, `insert\u0000${table}\u0000${columns.join(',')}\u0000${size}`, parameters, () =>
+    await executeCompiled(db, `insert ${table} (${columns.join(',')}) x${size}`, parameters, () =>
       db.insertInto(table).values(part.map((row) => Object.fromEntries(columns.map((c) => [c, row[c]])))),
     );
   }
@@ -114,7 +114,7 @@ export function preparedStatement<Name extends string>(
   names: readonly Name[],
   build: (db: AnyDb, param: (name: Name) => never) => Compilable<unknown>,
 ): (db: AnyDb, values: Readonly<Record<Name, unknown>>) => Promise<QueryResult<unknown>> {
-  const shape = `statement\u0000${id}`;
+  const shape = `statement ${id}`;
   return async (db, values) => {
     const cache = cacheOf(db);
     let compiled = cache.get(shape);

@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql, type Dialect } from 'kysely';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
@@ -141,8 +142,8 @@ async function ensureDatabase(_config: ReadModelConfig, create: () => Promise<vo
  * same few statements over and over. Keeps the most recently used prepared statements, by SQL
  * text. (No query here is streamed: a statement being iterated could not be shared.)
  */
-function withStatementCache(database: import('better-sqlite3').Database, size = 512) {
-  const cache = new Map<string, import('better-sqlite3').Statement>();
+function withStatementCache(database: BetterSqlite3.Database, size = 512) {
+  const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => database.close(),
     prepare(sql: string) {
