@@ -2,11 +2,13 @@
  * Usage projections benchmark: what each relayed request's usage event costs Switchyard after the
  * response, per event, without a load generator or an upstream sharing the CPU.
  *
- *   npx tsx bench/usage-projections.ts [--events N] [--batch B] [--users U] [--priced] [--db sqlite|mysql|postgres] [--runs R] [--json]
+ *   npx tsx bench/usage-projections.ts [--events N] [--batch B] [--users U] [--priced] [--random-ids] [--db sqlite|mysql|postgres] [--runs R] [--json]
  *
- * Appends N UsageRecorded events (random request ids, U users with an API key each, a few models,
- * some failures) to an embedded SQLite log in commits of B events, as the relay's usage publisher
- * does under load (through the log's writer thread: "append"). Then, on a second connection to
+ * Appends N UsageRecorded events (U users with an API key each, a few models, some failures) to
+ * an embedded SQLite log in commits of B events, as the relay's usage publisher does under load
+ * (through the log's writer thread: "append"). Event ids and request ids are time-ordered, as the
+ * publisher and the relay make them (src/ids.ts); with --random-ids the request ids are random
+ * UUIDs instead, as clients that send their own X-Request-Id may choose them. Then, on a second connection to
  * the log, as the serving thread does: reads the log back ("log read": rows and JSON parsing) and
  * folds every event into the billing live view ("billing live view": read and fold). Then runs the
  * real usage, billing and key_usage projections (ProjectionRunner, the same code as the projector
@@ -30,6 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { SqliteEventStore } from '../src/adapters/event-store/sqlite.js';
+import { timeOrderedUuid } from '../src/ids.js';
 import type { UsageData } from '../src/commands/usage/events.js';
 import { billingLiveView, billingProjection } from '../src/projections/billing.js';
 import { keyUsageProjection } from '../src/projections/key-usage.js';
@@ -44,6 +47,7 @@ const { values: args } = parseArgs({
     batch: { type: 'string', default: '250' },
     users: { type: 'string', default: '20' },
     priced: { type: 'boolean', default: false },
+    'random-ids': { type: 'boolean', default: false },
     db: { type: 'string', default: 'sqlite' },
     runs: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
@@ -63,7 +67,7 @@ function usageEvent(i: number, startedAt: Date): UsageData {
   const prompt = failed ? 0 : 20 + (i % 400);
   const completion = failed ? 0 : 5 + (i % 300);
   return {
-    request_id: randomUUID(),
+    request_id: args['random-ids'] ? randomUUID() : timeOrderedUuid(startedAt.getTime()),
     tenant_id: TENANT,
     user_id: `user-${user}`,
     key_id: `key-${user}`,
@@ -110,10 +114,10 @@ async function fillLog(store: SqliteEventStore): Promise<{ head: number; append:
     await store.append(`pricing-${TENANT}`, prices, { expectedVersion: 0, tenantId: TENANT });
   }
   const start = Date.parse('2026-11-20T00:00:00Z');
-  const commits: Array<Array<{ type: string; data: UsageData }>> = [];
+  const commits: Array<Array<{ id: string; type: string; data: UsageData }>> = [];
   for (let i = 0; i < EVENTS; i += BATCH) {
     const events = [];
-    for (let j = i; j < Math.min(EVENTS, i + BATCH); j++) events.push({ type: 'UsageRecorded', data: usageEvent(j, new Date(start + j * 20)) });
+    for (let j = i; j < Math.min(EVENTS, i + BATCH); j++) events.push({ id: timeOrderedUuid(), type: 'UsageRecorded', data: usageEvent(j, new Date(start + j * 20)) });
     commits.push(events);
   }
   const append = await measured(async () => {
@@ -194,7 +198,7 @@ async function main() {
     ['key_usage', [keyUsageProjection]],
     ['all three', [usageProjection, billingProjection, keyUsageProjection]],
   ];
-  console.log(`log: ${EVENTS} usage events in commits of ${BATCH}, ${USERS} users/keys, ${args.priced ? 'priced' : 'unpriced'}; read models: ${args.db}; ${RUNS} run(s)`);
+  console.log(`log: ${EVENTS} usage events in commits of ${BATCH}, ${USERS} users/keys, ${args.priced ? 'priced' : 'unpriced'}, ${args['random-ids'] ? 'random' : 'time-ordered'} request ids; read models: ${args.db}; ${RUNS} run(s)`);
   for (let run = 0; run < RUNS; run++) {
     const dir = mkdtempSync(join(tmpdir(), 'sy-bench-usage-'));
     const file = join(dir, 'events.db');
@@ -219,7 +223,7 @@ async function main() {
   if (args.json) {
     const out = join(import.meta.dirname, 'results');
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, `usage-projections-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ events: EVENTS, batch: BATCH, users: USERS, priced: args.priced, db: args.db, runs: RUNS, rows }, null, 2));
+    writeFileSync(join(out, `usage-projections-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ events: EVENTS, batch: BATCH, users: USERS, priced: args.priced, randomIds: args['random-ids'], db: args.db, runs: RUNS, rows }, null, 2));
   }
 }
 
