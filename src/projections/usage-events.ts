@@ -1,17 +1,27 @@
 /**
  * A stored UsageRecorded event as the projections read it: its data parsed and its fingerprint
- * (src/billing/rating.ts) computed, once per event object. In the projector thread the usage,
- * billing and key_usage projections are handed the very same event objects (the log adapter
- * shares one read of a commit among its subscribers, the runner one read among the projections
- * catching up), so each event is parsed and hashed once instead of once per projection.
+ * (src/billing/rating.ts) computed, each at most once per event object. In the projector thread
+ * the usage, billing and key_usage projections are handed the very same event objects (the log
+ * adapter shares one read of a commit among its subscribers, the runner one read among the
+ * projections catching up), so each event is parsed and hashed once instead of once per
+ * projection.
  */
 import { UsageData } from '../commands/usage/events.js';
 import { usageFingerprint } from '../billing/rating.js';
 import type { StoredEvent } from '../ports/event-store.js';
 
 export interface UsageEvent {
-  usage: UsageData;
-  fingerprint: string;
+  readonly usage: UsageData;
+  /** Computed on first use (key_usage, for one, never needs it). */
+  readonly fingerprint: string;
+}
+
+class ParsedUsage implements UsageEvent {
+  #fingerprint: string | undefined;
+  constructor(readonly usage: UsageData) {}
+  get fingerprint(): string {
+    return (this.#fingerprint ??= usageFingerprint(this.usage));
+  }
 }
 
 // null: the data is not a usage event this version can read (each projection decides what that means).
@@ -22,7 +32,7 @@ export function usageEventOf(stored: StoredEvent): UsageEvent | null {
   let event = parsed.get(stored);
   if (event === undefined) {
     const result = UsageData.safeParse(stored.data);
-    event = result.success ? { usage: result.data, fingerprint: usageFingerprint(result.data) } : null;
+    event = result.success ? new ParsedUsage(result.data) : null;
     parsed.set(stored, event);
   }
   return event;
