@@ -4,7 +4,7 @@
  * shape, and a template value that does not come from param() refused.
  */
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { executeCompiled, insertChunks, insertRows, MAX_INSERT_ROWS, preparedStatement } from '../../src/adapters/sql/compiled.js';
+import { executeCompiled, insertChunks, insertRows, MAX_INSERT_ROWS, preparedStatement, serverInsertChunks } from '../../src/adapters/sql/compiled.js';
 import type { SqlDatabase } from '../../src/adapters/sql/database.js';
 import type { KeyUsageTable } from '../../src/adapters/sql/schema.js';
 import { dialectsHere, freshDatabase } from '../support/databases.js';
@@ -12,8 +12,8 @@ import { dialectsHere, freshDatabase } from '../support/databases.js';
 const services = inject('services');
 const urls = inject('serviceUrls');
 
-describe('insertChunks', () => {
-  it('splits a batch into full INSERTs and powers of two, in order, without losing a row', () => {
+describe('insert chunks', () => {
+  it('on SQLite: full INSERTs, then powers of two (few statement texts), without losing a row', () => {
     expect(insertChunks(0)).toEqual([]);
     expect(insertChunks(1)).toEqual([1]);
     expect(insertChunks(250)).toEqual([128, 64, 32, 16, 8, 2]);
@@ -23,6 +23,14 @@ describe('insertChunks', () => {
       expect(sizes.reduce((a, b) => a + b, 0)).toBe(n);
       expect(sizes.every((s) => s <= MAX_INSERT_ROWS && Number.isInteger(Math.log2(s)))).toBe(true);
     }
+  });
+
+  it('on the servers: full INSERTs, then the rest in one (few round trips)', () => {
+    expect(serverInsertChunks(0)).toEqual([]);
+    expect(serverInsertChunks(1)).toEqual([1]);
+    expect(serverInsertChunks(128)).toEqual([128]);
+    expect(serverInsertChunks(250)).toEqual([128, 122]);
+    expect(serverInsertChunks(300)).toEqual([128, 128, 44]);
   });
 });
 

@@ -10,7 +10,7 @@
  * per dialect adapter), and the first compilation of each shape checks that the values land in
  * the parameter positions this module assumes.
  */
-import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
+import { CompiledQuery, SqliteAdapter, type Compilable, type Kysely, type QueryResult } from 'kysely';
 
 // Any Kysely instance or transaction: the helpers only compile and execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -54,9 +54,10 @@ export async function executeCompiled(db: AnyDb, shape: string, parameters: read
 export const MAX_INSERT_ROWS = 128;
 
 /**
- * The row counts of the INSERTs that write `n` rows: full chunks of MAX_INSERT_ROWS, then powers
- * of two. So a table sees at most eight INSERT texts whatever the batch sizes (each text is a
- * prepared statement SQLite keeps), for a few more statements per batch.
+ * The row counts of the INSERTs that write `n` rows on SQLite: full chunks of MAX_INSERT_ROWS,
+ * then powers of two. SQLite runs statements in-process and keeps each text prepared (a prepare
+ * of a wide multi-row INSERT costs more than running it), so a table sees at most eight INSERT
+ * texts whatever the batch sizes, for a few more statements per batch.
  */
 export function insertChunks(n: number): number[] {
   const sizes: number[] = [];
@@ -75,13 +76,25 @@ export function insertChunks(n: number): number[] {
 }
 
 /**
+ * The row counts on MySQL / PostgreSQL: full chunks, then the rest in one. Each statement is a
+ * round trip to the server, which parses it again anyway (the drivers do not keep prepared
+ * statements): the fewer statements the better, and a text per size costs only its compilation.
+ */
+export function serverInsertChunks(n: number): number[] {
+  const sizes = new Array<number>(Math.floor(n / MAX_INSERT_ROWS)).fill(MAX_INSERT_ROWS);
+  if (n % MAX_INSERT_ROWS > 0) sizes.push(n % MAX_INSERT_ROWS);
+  return sizes;
+}
+
+/**
  * INSERT INTO `table` (`columns`) VALUES ... for every row, in order: the statements Kysely's
  * `insertInto(table).values(rows)` runs, compiled once per (table, columns, row count). A row
  * gives every column a value (null, not undefined: an absent value would be a DEFAULT).
  */
 export async function insertRows<Row extends object>(db: AnyDb, table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void> {
   let start = 0;
-  for (const size of insertChunks(rows.length)) {
+  const sizes = db.getExecutor().adapter instanceof SqliteAdapter ? insertChunks(rows.length) : serverInsertChunks(rows.length);
+  for (const size of sizes) {
     const part = rows.slice(start, start + size);
     start += size;
     const parameters: unknown[] = [];
