@@ -3,8 +3,8 @@
  * runs one: for the projections' writes of every usage event (multi-row inserts of thousands of
  * values, one update per rollup row touched) that building cost about as much CPU as the database
  * running them. These helpers let Kysely compile a statement once per database dialect and shape,
- * and then execute the same SQL text with new values (so SQLite's statement cache, and the
- * servers' plan caches, see one text per shape too).
+ * and then execute the same SQL text with new values (so SQLite's statement cache, which keeps
+ * prepared statements by text, prepares each shape once too).
  *
  * Dialect-neutral by construction: the SQL text is Kysely's own for the dialect at hand (cached
  * per dialect adapter), and the first compilation of each shape checks that the values land in
