@@ -4,7 +4,7 @@
  * the chat-completions hot path. Keeping these two small shapes free of fastify's types is what
  * lets one relay implementation answer on both.
  */
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from './ids.js';
 
 /** The request side. A FastifyRequest satisfies it as it is. */
 export interface HttpRequestLike {
@@ -39,9 +39,14 @@ export interface RelayResponse {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The request's id: a well-formed incoming X-Request-Id (so a request can be traced across services), else a new one. */
+/**
+ * The request's id: a well-formed incoming X-Request-Id (so a request can be traced across
+ * services), else a new one. Generated ids are time-ordered: a relayed request's id keys the usage
+ * and billing tables' request-id indexes, which then grow at their end instead of at random pages
+ * (src/ids.ts).
+ */
 export function requestIdOf(incoming: unknown): string {
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : timeOrderedUuid();
 }
 
 /** A header's value (the first, when it was sent more than once). */

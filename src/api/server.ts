@@ -39,7 +39,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     // pino's Logger is a FastifyBaseLogger; the cast only bridges the two packages' typings.
     loggerInstance: ctx.logger as unknown as FastifyBaseLogger,
     bodyLimit: bodyLimitOf(ctx.config),
-    // Honour a well-formed incoming X-Request-Id so a request can be traced across services.
+    // Honour a well-formed incoming X-Request-Id so a request can be traced across services;
+    // generated ids are time-ordered (see requestIdOf).
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // Per-request access lines only at debug: a gateway's info log should not grow with traffic.
     logController: new LogController({ disableRequestLogging: ctx.config.server.logLevel !== 'debug' && ctx.config.server.logLevel !== 'trace' }),

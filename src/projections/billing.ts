@@ -15,18 +15,21 @@
  * (src/billing/rating.ts) to the same events, so every instance admits without a database read.
  */
 import type { Insertable } from 'kysely';
+import { insertRows, preparedStatement } from '../adapters/sql/compiled.js';
 import { CREDITS_EVENT_TYPES, CreditsEvent } from '../commands/credits/events.js';
 import { PLAN_EVENT_TYPES, PlanEvent, type PlanTerms } from '../commands/plans/events.js';
 import { PRICING_EVENT_TYPES, PricingEvent } from '../commands/pricing/events.js';
 import { SETTINGS_EVENT_TYPES, SettingsEvent } from '../commands/settings/events.js';
 import { SUBSCRIPTION_EVENT_TYPES, SubscriptionEvent } from '../commands/subscriptions/events.js';
-import { USAGE_RECORDED, UsageData } from '../commands/usage/events.js';
+import { USAGE_RECORDED, type UsageData } from '../commands/usage/events.js';
 import type { BillingLedgerTable, BillingPricesTable, BillingRequestsTable, BillingSettingsTable, BillingSubscriptionsTable } from '../adapters/sql/schema.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import { priceIn, type Price, type PriceTable } from '../billing/pricing.js';
 import { billedModel, DEFAULT_SETTINGS, isBillable, rate, trafficOf, usageFingerprint, type CoverageMode, type QuotaUse, type Settings, type SubscriptionSnapshot } from '../billing/rating.js';
+import { idLookup } from './request-ids.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
+import { requireUsageEvent } from './usage-events.js';
 
 export const BILLING_EVENT_TYPES = [...PRICING_EVENT_TYPES, ...SETTINGS_EVENT_TYPES, ...CREDITS_EVENT_TYPES, ...PLAN_EVENT_TYPES, ...SUBSCRIPTION_EVENT_TYPES, USAGE_RECORDED] as const;
 
@@ -126,7 +129,66 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
 interface UsageItem {
   stored: StoredEvent;
   usage: UsageData;
+  fingerprint: string;
 }
+
+/** Every column of billing_requests / billing_ledger, in the order their multi-row INSERTs bind them. */
+const REQUEST_COLUMNS = [
+  'dedupe_key',
+  'request_id',
+  'fingerprint',
+  'tenant_id',
+  'user_id',
+  'key_id',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+  'input_per_1m_micro',
+  'output_per_1m_micro',
+  'per_request_micro',
+  'cost_micro',
+  'charged_micro',
+  'coverage',
+  'event_id',
+  'event_position',
+  'event_version',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof BillingRequestsTable>;
+const LEDGER_COLUMNS = [
+  'id',
+  'tenant_id',
+  'user_id',
+  'entry_type',
+  'amount_micro',
+  'balance_after_micro',
+  'request_id',
+  'event_id',
+  'event_position',
+  'event_version',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+  'key_id',
+  'reason',
+  'plan_id',
+  'subscription_id',
+  'created_by',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof BillingLedgerTable>;
+
+/** The request ids already rated, with their rows' fingerprints. */
+const ratedFingerprints = idLookup('billing_requests');
+
+// The writes of every batch that moves a balance or a key's spend: compiled once.
+const setBalance = preparedStatement('billing.balance.set', ['user_id', 'balance_micro', 'updated_at'], (db: ReadModelDb, p) =>
+  db.updateTable('billing_balances').set({ balance_micro: p('balance_micro'), updated_at: p('updated_at') }).where('user_id', '=', p('user_id')),
+);
+const addKeySpend = preparedStatement('billing.key_spend.add', ['key_id', 'delta', 'updated_at'], (db: ReadModelDb, p) =>
+  db
+    .updateTable('billing_key_spend')
+    .set((eb) => ({ spent_micro: eb('spent_micro', '+', p('delta')), updated_at: p('updated_at') }))
+    .where('key_id', '=', p('key_id')),
+);
 
 /**
  * Rates a run of usage events (one commit's, in log order) with ONE read per table and ONE
@@ -142,12 +204,7 @@ async function applyUsageBatch(trx: ReadModelDb, items: readonly UsageItem[]) {
   const tenantIds = unique(billable.map((i) => i.usage.tenant_id));
 
   // Reads: what the requests already rated, prices, settings, subscriptions, balances.
-  const seen = new Map<string, string[]>();
-  for (const part of chunks(requestIds)) {
-    for (const row of await trx.selectFrom('billing_requests').select(['request_id', 'fingerprint']).where('request_id', 'in', part).orderBy('event_position').orderBy('event_version').execute()) {
-      seen.set(row.request_id, [...(seen.get(row.request_id) ?? []), row.fingerprint]);
-    }
-  }
+  const seen = await ratedFingerprints(trx, requestIds);
   const prices = new Map<string, PriceTable>();
   for (const row of await trx.selectFrom('billing_prices').selectAll().where('tenant_id', 'in', tenantIds).execute()) {
     let table = prices.get(row.tenant_id);
@@ -167,17 +224,17 @@ async function applyUsageBatch(trx: ReadModelDb, items: readonly UsageItem[]) {
   }
 
   // Rating, in log order, in memory.
-  const requestRows: Array<Insertable<BillingRequestsTable>> = [];
+  const requestRows: BillingRequestsTable[] = [];
   const ledgerRows: Array<Insertable<BillingLedgerTable>> = [];
   const keySpend = new Map<string, { tenantId: string; delta: number; at: string }>();
-  for (const { stored, usage } of billable) {
+  for (const { stored, usage, fingerprint } of billable) {
     // Idempotent per request_id: the same usage event appended twice (a spool replayed after a
     // crash) is ignored; a different request that reused a client-chosen request id is billed.
-    const fingerprint = usageFingerprint(usage);
-    const prior = seen.get(usage.request_id) ?? [];
-    if (prior.includes(fingerprint)) continue;
-    seen.set(usage.request_id, [...prior, fingerprint]);
-    const dedupeKey = prior.length === 0 ? usage.request_id : `${usage.request_id}~${prior.length}`;
+    const prior = seen.get(usage.request_id);
+    if (prior?.includes(fingerprint)) continue;
+    const dedupeKey = prior === undefined ? usage.request_id : `${usage.request_id}~${prior.length}`;
+    if (prior) prior.push(fingerprint);
+    else seen.set(usage.request_id, [fingerprint]);
 
     const userId = usage.user_id!;
     const tenantId = usage.tenant_id;
@@ -228,23 +285,19 @@ async function applyUsageBatch(trx: ReadModelDb, items: readonly UsageItem[]) {
   }
 
   // Writes: multi-row inserts, one update per balance / subscription / key touched.
-  for (const part of chunks(requestRows)) await trx.insertInto('billing_requests').values(part).execute();
-  for (const part of chunks(ledgerRows)) await trx.insertInto('billing_ledger').values(part).execute();
+  await insertRows(trx, 'billing_requests', REQUEST_COLUMNS, requestRows);
+  await insertRows(trx, 'billing_ledger', LEDGER_COLUMNS, ledgerRows);
   for (const [userId, b] of balances) {
     if (b.at === null) continue;
-    if (b.exists) await trx.updateTable('billing_balances').set({ balance_micro: b.micro, updated_at: b.at }).where('user_id', '=', userId).execute();
+    if (b.exists) await setBalance(trx, { user_id: userId, balance_micro: b.micro, updated_at: b.at });
     else await trx.insertInto('billing_balances').values({ user_id: userId, tenant_id: b.tenantId, balance_micro: b.micro, updated_at: b.at }).execute();
   }
   for (const [userId, sub] of subs) {
     if (sub.at !== null) await trx.updateTable('billing_subscriptions').set({ used: JSON.stringify(sub.snapshot.used), updated_at: sub.at }).where('user_id', '=', userId).execute();
   }
   for (const [keyId, spend] of keySpend) {
-    const updated = await trx
-      .updateTable('billing_key_spend')
-      .set((eb) => ({ spent_micro: eb('spent_micro', '+', spend.delta), updated_at: spend.at }))
-      .where('key_id', '=', keyId)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) await trx.insertInto('billing_key_spend').values({ key_id: keyId, tenant_id: spend.tenantId, spent_micro: spend.delta, updated_at: spend.at }).execute();
+    const updated = await addKeySpend(trx, { key_id: keyId, delta: spend.delta, updated_at: spend.at });
+    if (Number(updated.numAffectedRows) === 0) await trx.insertInto('billing_key_spend').values({ key_id: keyId, tenant_id: spend.tenantId, spent_micro: spend.delta, updated_at: spend.at }).execute();
   }
 }
 
@@ -378,7 +431,8 @@ export const billingProjection: Projection = {
     let run: UsageItem[] = [];
     for (const stored of events) {
       if (stored.type === USAGE_RECORDED) {
-        run.push({ stored, usage: UsageData.parse(stored.data) });
+        const { usage, fingerprint } = requireUsageEvent(stored);
+        run.push({ stored, usage, fingerprint });
         continue;
       }
       await applyUsageBatch(trx, run);

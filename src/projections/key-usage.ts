@@ -4,16 +4,26 @@
  * from what each key has spent (billing_key_spend, kept by the billing projection at the tenant's
  * prices): a restart never hands a key its quota back.
  */
-import { USAGE_RECORDED, UsageData } from '../commands/usage/events.js';
+import { preparedStatement } from '../adapters/sql/compiled.js';
+import { USAGE_RECORDED } from '../commands/usage/events.js';
 import type { Counters } from '../ports/counters.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
+import { requireUsageEvent } from './usage-events.js';
+
+/** Adds a commit's usage to a key's row (compiled once: it runs for every key of every commit). */
+const addKeyUsage = preparedStatement('key_usage.add', ['key_id', 'requests', 'total_tokens', 'updated_at'], (db: ReadModelDb, p) =>
+  db
+    .updateTable('key_usage')
+    .set((eb) => ({ requests: eb('requests', '+', p('requests')), total_tokens: eb('total_tokens', '+', p('total_tokens')), updated_at: p('updated_at') }))
+    .where('key_id', '=', p('key_id')),
+);
 
 /** One commit's usage per key: one update (or insert) per key touched, same rows as event by event. */
 async function applyKeyUsage(trx: ReadModelDb, events: readonly StoredEvent[]): Promise<void> {
   const deltas = new Map<string, { tenantId: string; requests: number; totalTokens: number; at: string }>();
   for (const stored of events) {
-    const usage = UsageData.parse(stored.data);
+    const { usage } = requireUsageEvent(stored);
     if (!usage.key_id) continue;
     const delta = deltas.get(usage.key_id);
     if (delta) {
@@ -25,12 +35,8 @@ async function applyKeyUsage(trx: ReadModelDb, events: readonly StoredEvent[]): 
     }
   }
   for (const [keyId, delta] of deltas) {
-    const updated = await trx
-      .updateTable('key_usage')
-      .set((eb) => ({ requests: eb('requests', '+', delta.requests), total_tokens: eb('total_tokens', '+', delta.totalTokens), updated_at: delta.at }))
-      .where('key_id', '=', keyId)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) {
+    const updated = await addKeyUsage(trx, { key_id: keyId, requests: delta.requests, total_tokens: delta.totalTokens, updated_at: delta.at });
+    if (Number(updated.numAffectedRows) === 0) {
       await trx.insertInto('key_usage').values({ key_id: keyId, tenant_id: delta.tenantId, requests: delta.requests, total_tokens: delta.totalTokens, updated_at: delta.at }).execute();
     }
   }

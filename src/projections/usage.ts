@@ -15,12 +15,15 @@
  * replay into a scratch database — produces identical rows.
  */
 import { sql } from 'kysely';
-import { USAGE_RECORDED, UsageData } from '../commands/usage/events.js';
-import type { UsageDailyTable, UsageRequestsTable } from '../adapters/sql/schema.js';
+import { insertRows, preparedStatement } from '../adapters/sql/compiled.js';
+import { USAGE_RECORDED, type UsageData } from '../commands/usage/events.js';
+import type { UsageDailyTable, UsageHourlyTable, UsageRequestsTable } from '../adapters/sql/schema.js';
 import type { AuditedTable } from '../audit/compare.js';
 import { usageFingerprint } from '../billing/rating.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
+import { idLookup } from './request-ids.js';
+import { usageEventOf, type UsageEvent } from './usage-events.js';
 
 /** Column widths of migration 0040: values are clipped so that no event can wedge the projection. */
 const clip = (value: string, max: number) => (value.length > max ? value.slice(0, max) : value);
@@ -38,19 +41,30 @@ export function dayOf(iso: string): string {
   return d.toISOString();
 }
 
+/** `YYYY-MM-DDTHH:mm:ss.sssZ`, as toISOString() writes every year from 0 to 9999. */
+const CANONICAL_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** hourOf / dayOf of one time; a canonical ISO string is cut instead of parsed (same result, a fraction of the cost). */
+function bucketsOf(iso: string): { hour: string; day: string } {
+  if (CANONICAL_ISO.test(iso)) return { hour: `${iso.slice(0, 13)}:00:00.000Z`, day: `${iso.slice(0, 10)}T00:00:00.000Z` };
+  return { hour: hourOf(iso), day: dayOf(iso) };
+}
+
 /** Microseconds from the event's milliseconds (two decimals): exact, an integer. */
 const micros = (ms: number) => Math.max(0, Math.round(ms * 1000));
 
 /** The row of a request (from its event, as stored); `occurrence` > 0 for another request that reused the id. */
-export function usageRow(usage: UsageData, stored: Pick<StoredEvent, 'id' | 'occurred_at' | 'position' | 'version'>, occurrence = 0): UsageRequestsTable {
+export function usageRow(usage: UsageData, stored: Pick<StoredEvent, 'id' | 'occurred_at' | 'position' | 'version'>, occurrence = 0, fingerprint = usageFingerprint(usage)): UsageRequestsTable {
   const recordedAt = stored.occurred_at;
   // A malformed start time would make every bucket invalid: fall back to the commit's time.
-  const started = Number.isNaN(Date.parse(usage.started_at)) ? recordedAt : new Date(usage.started_at).toISOString();
+  const startedMs = Date.parse(usage.started_at);
+  const started = Number.isNaN(startedMs) ? recordedAt : new Date(startedMs).toISOString();
+  const { hour, day } = bucketsOf(started);
   const requestId = clip(usage.request_id, 128);
   return {
     request_key: occurrence === 0 ? requestId : `${requestId}~${occurrence}`,
     request_id: requestId,
-    fingerprint: usageFingerprint(usage),
+    fingerprint,
     tenant_id: clip(usage.tenant_id, 64),
     user_id: clipOrNull(usage.user_id, 191),
     key_id: clipOrNull(usage.key_id, 64),
@@ -71,8 +85,8 @@ export function usageRow(usage: UsageData, stored: Pick<StoredEvent, 'id' | 'occ
     ttft_us: usage.ttft_ms === null ? null : micros(usage.ttft_ms),
     attempts: usage.attempts,
     started_at: started,
-    hour: hourOf(started),
-    day: dayOf(started),
+    hour,
+    day,
     event_id: clip(stored.id, 64),
     event_position: stored.position,
     event_version: stored.version,
@@ -80,70 +94,119 @@ export function usageRow(usage: UsageData, stored: Pick<StoredEvent, 'id' | 'occ
   };
 }
 
+/** Every column of usage_requests, in the order its multi-row INSERT binds them. */
+const USAGE_REQUEST_COLUMNS = [
+  'request_key',
+  'request_id',
+  'fingerprint',
+  'tenant_id',
+  'user_id',
+  'key_id',
+  'channel_id',
+  'provider',
+  'model',
+  'model_requested',
+  'model_served',
+  'status',
+  'error_code',
+  'is_error',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'usage_source',
+  'stream',
+  'latency_us',
+  'ttft_us',
+  'attempts',
+  'started_at',
+  'hour',
+  'day',
+  'event_id',
+  'event_position',
+  'event_version',
+  'recorded_at',
+] as const satisfies ReadonlyArray<keyof UsageRequestsTable>;
+
 type RollupTable = 'usage_hourly' | 'usage_daily';
 type Metrics = Pick<UsageDailyTable, 'requests' | 'errors' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'latency_us'>;
-interface RollupDelta {
-  dims: Omit<UsageDailyTable, keyof Metrics>;
-  hour: string;
-  metrics: Metrics;
-}
+type RollupRow = Omit<UsageHourlyTable, keyof Metrics> & Metrics;
 
-const CHUNK = 100;
-
-function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
+const METRICS = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'latency_us'] as const satisfies ReadonlyArray<keyof Metrics>;
+const DIMENSIONS = ['tenant_id', 'day', 'user_id', 'key_id', 'channel_id', 'model'] as const satisfies ReadonlyArray<keyof UsageDailyTable>;
+const ROLLUP_COLUMNS = { usage_daily: [...DIMENSIONS, ...METRICS], usage_hourly: [...DIMENSIONS, 'hour', ...METRICS] } as const;
 
 /** Adds a request to the in-memory delta of its rollup row (keyed by the row's primary key). */
-function addToDelta(deltas: Map<string, RollupDelta>, table: RollupTable, row: UsageRequestsTable): void {
-  const dims = { tenant_id: row.tenant_id, day: row.day, user_id: row.user_id ?? '', key_id: row.key_id ?? '', channel_id: row.channel_id ?? '', model: row.model };
-  const key = JSON.stringify([dims.tenant_id, table === 'usage_hourly' ? row.hour : row.day, dims.user_id, dims.key_id, dims.channel_id, dims.model]);
+function addToDelta(deltas: Map<string, RollupRow>, key: string, row: UsageRequestsTable): void {
   const delta = deltas.get(key);
   if (!delta) {
-    deltas.set(key, { dims, hour: row.hour, metrics: { requests: 1, errors: row.is_error, prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens, total_tokens: row.total_tokens, latency_us: row.latency_us } });
+    deltas.set(key, {
+      tenant_id: row.tenant_id,
+      day: row.day,
+      hour: row.hour,
+      user_id: row.user_id ?? '',
+      key_id: row.key_id ?? '',
+      channel_id: row.channel_id ?? '',
+      model: row.model,
+      requests: 1,
+      errors: row.is_error,
+      prompt_tokens: row.prompt_tokens,
+      completion_tokens: row.completion_tokens,
+      total_tokens: row.total_tokens,
+      latency_us: row.latency_us,
+    });
     return;
   }
-  const m = delta.metrics;
-  m.requests += 1;
-  m.errors += row.is_error;
-  m.prompt_tokens += row.prompt_tokens;
-  m.completion_tokens += row.completion_tokens;
-  m.total_tokens += row.total_tokens;
-  m.latency_us += row.latency_us;
+  delta.requests += 1;
+  delta.errors += row.is_error;
+  delta.prompt_tokens += row.prompt_tokens;
+  delta.completion_tokens += row.completion_tokens;
+  delta.total_tokens += row.total_tokens;
+  delta.latency_us += row.latency_us;
+}
+
+type RollupValues = Record<(typeof METRICS)[number] | (typeof DIMENSIONS)[number] | 'hour', unknown>;
+
+/** Adds a delta to an existing rollup row (one statement text per table, compiled once). */
+const addToRollup = {
+  usage_daily: rollupUpdate('usage_daily'),
+  usage_hourly: rollupUpdate('usage_hourly'),
+};
+function rollupUpdate(table: RollupTable) {
+  const names = ROLLUP_COLUMNS[table];
+  return preparedStatement(`usage.${table}.add`, names, (db: ReadModelDb, p) => {
+    let update = db
+      .updateTable(table)
+      .set((eb) => ({
+        requests: eb('requests', '+', p('requests')),
+        errors: eb('errors', '+', p('errors')),
+        prompt_tokens: eb('prompt_tokens', '+', p('prompt_tokens')),
+        completion_tokens: eb('completion_tokens', '+', p('completion_tokens')),
+        total_tokens: eb('total_tokens', '+', p('total_tokens')),
+        latency_us: eb('latency_us', '+', p('latency_us')),
+      }))
+      .where('tenant_id', '=', p('tenant_id'))
+      .where('day', '=', p('day'))
+      .where('user_id', '=', p('user_id'))
+      .where('key_id', '=', p('key_id'))
+      .where('channel_id', '=', p('channel_id'))
+      .where('model', '=', p('model'));
+    if (table === 'usage_hourly') update = update.where(sql.ref('hour'), '=', p('hour'));
+    return update;
+  });
 }
 
 /** One update per touched rollup row; the rows that do not exist yet are inserted together. */
-async function writeRollup(trx: ReadModelDb, table: RollupTable, deltas: Map<string, RollupDelta>): Promise<void> {
-  const missing: RollupDelta[] = [];
+async function writeRollup(trx: ReadModelDb, table: RollupTable, deltas: Map<string, RollupRow>): Promise<void> {
+  const missing: RollupRow[] = [];
   for (const delta of deltas.values()) {
-    const { dims, metrics } = delta;
-    let update = trx
-      .updateTable(table)
-      .set((eb) => ({
-        requests: eb('requests', '+', metrics.requests),
-        errors: eb('errors', '+', metrics.errors),
-        prompt_tokens: eb('prompt_tokens', '+', metrics.prompt_tokens),
-        completion_tokens: eb('completion_tokens', '+', metrics.completion_tokens),
-        total_tokens: eb('total_tokens', '+', metrics.total_tokens),
-        latency_us: eb('latency_us', '+', metrics.latency_us),
-      }))
-      .where('tenant_id', '=', dims.tenant_id)
-      .where('day', '=', dims.day)
-      .where('user_id', '=', dims.user_id)
-      .where('key_id', '=', dims.key_id)
-      .where('channel_id', '=', dims.channel_id)
-      .where('model', '=', dims.model);
-    if (table === 'usage_hourly') update = update.where(sql.ref('hour'), '=', delta.hour);
-    const updated = await update.executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) missing.push(delta);
+    const updated = await addToRollup[table](trx, delta satisfies RollupValues);
+    if (Number(updated.numAffectedRows) === 0) missing.push(delta);
   }
-  for (const part of chunks(missing)) {
-    if (table === 'usage_hourly') await trx.insertInto('usage_hourly').values(part.map((d) => ({ ...d.dims, hour: d.hour, ...d.metrics }))).execute();
-    else await trx.insertInto('usage_daily').values(part.map((d) => ({ ...d.dims, ...d.metrics }))).execute();
-  }
+  await insertRows(trx, table, ROLLUP_COLUMNS[table], missing);
 }
+
+/** The request ids (as stored) already projected, with their rows' fingerprints. */
+const projectedFingerprints = idLookup('usage_requests');
 
 /**
  * Applies the usage events of one commit, in log order, with one read of the request ids already
@@ -151,41 +214,35 @@ async function writeRollup(trx: ReadModelDb, table: RollupTable, deltas: Map<str
  * same rows as applying the events one by one (the per-event `apply` goes through here too).
  */
 async function applyUsageBatch(trx: ReadModelDb, events: readonly StoredEvent[]): Promise<void> {
-  const items: Array<{ stored: StoredEvent; usage: UsageData }> = [];
+  const items: Array<{ stored: StoredEvent; event: UsageEvent }> = [];
   for (const stored of events) {
-    const parsed = UsageData.safeParse(stored.data);
-    if (!parsed.success) continue; // not a usage event this version can read: skipped, deterministically
-    items.push({ stored, usage: parsed.data });
+    const event = usageEventOf(stored);
+    if (event) items.push({ stored, event }); // else: not a usage event this version can read: skipped, deterministically
   }
   if (items.length === 0) return;
 
   // request id (clipped, as stored) -> fingerprints of the rows already projected under it.
-  const seen = new Map<string, string[]>();
-  const requestIds = [...new Set(items.map((i) => clip(i.usage.request_id, 128)))];
-  for (const part of chunks(requestIds)) {
-    for (const row of await trx.selectFrom('usage_requests').select(['request_id', 'fingerprint']).where('request_id', 'in', part).execute()) {
-      const list = seen.get(row.request_id);
-      if (list) list.push(row.fingerprint);
-      else seen.set(row.request_id, [row.fingerprint]);
-    }
-  }
+  const seen = await projectedFingerprints(trx, [...new Set(items.map((i) => clip(i.event.usage.request_id, 128)))]);
 
   const rows: UsageRequestsTable[] = [];
-  const hourly = new Map<string, RollupDelta>();
-  const daily = new Map<string, RollupDelta>();
-  for (const { stored, usage } of items) {
+  const hourly = new Map<string, RollupRow>();
+  const daily = new Map<string, RollupRow>();
+  for (const { stored, event } of items) {
+    const { usage, fingerprint } = event;
     const requestId = clip(usage.request_id, 128);
-    const prior = seen.get(requestId) ?? [];
-    const fingerprint = usageFingerprint(usage);
-    if (prior.includes(fingerprint)) continue; // the same event published twice: counted once
-    const row = usageRow(usage, stored, prior.length);
-    seen.set(requestId, [...prior, row.fingerprint]);
+    const prior = seen.get(requestId);
+    if (prior?.includes(fingerprint)) continue; // the same event published twice: counted once
+    const row = usageRow(usage, stored, prior?.length ?? 0, fingerprint);
+    if (prior) prior.push(fingerprint);
+    else seen.set(requestId, [fingerprint]);
     rows.push(row);
-    addToDelta(hourly, 'usage_hourly', row);
-    addToDelta(daily, 'usage_daily', row);
+    // The rollup rows' keys: their dimensions (JSON: unambiguous), after the bucket start (fixed-width ISO text for every valid row).
+    const dimensions = JSON.stringify([row.tenant_id, row.user_id ?? '', row.key_id ?? '', row.channel_id ?? '', row.model]);
+    addToDelta(hourly, row.hour + dimensions, row);
+    addToDelta(daily, row.day + dimensions, row);
   }
 
-  for (const part of chunks(rows)) await trx.insertInto('usage_requests').values(part).execute();
+  await insertRows(trx, 'usage_requests', USAGE_REQUEST_COLUMNS, rows);
   await writeRollup(trx, 'usage_hourly', hourly);
   await writeRollup(trx, 'usage_daily', daily);
 }

@@ -21,6 +21,7 @@ import { WrongExpectedVersionError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { EventStore } from '../ports/event-store.js';
 import { USAGE_RECORDED, type UsageData } from '../commands/usage/events.js';
+import { timeOrderedUuid } from '../ids.js';
 
 interface Pending {
   id: string;
@@ -68,10 +69,11 @@ export class UsagePublisher {
 
   publish(data: UsageData): void {
     if (this.closed) {
-      this.spool([{ id: randomUUID(), data }]);
+      this.spool([{ id: timeOrderedUuid(), data }]);
       return;
     }
-    this.queue.push({ id: randomUUID(), data });
+    // Time-ordered: the log's index on event ids (and the ledger's on charges) grows at its end.
+    this.queue.push({ id: timeOrderedUuid(), data });
     if (this.queue.length >= (this.options.maxBatch ?? 500)) this.flushSoon(0);
     else this.flushSoon(this.options.flushIntervalMs ?? 10);
   }

@@ -132,6 +132,37 @@ describe.each(dialects)('projection runner on %s', (dialect, available) => {
     expect((await r.status())[0]).toMatchObject({ name: 'tally', lag: 0 });
   });
 
+  it('shares each catch-up read of the log among the projections replaying side by side', async () => {
+    await appendTraffic(store, 1200); // more than one read's worth of commits (500)
+    let reads = 0;
+    const counting = Object.create(store) as EventStore;
+    counting.readAll = (options) => {
+      reads++;
+      return store.readAll(options);
+    };
+    // Projections that only count what they are given (no table of their own to contend on).
+    const applied = new Map<string, number>();
+    const projections = ['count_a', 'count_b', 'count_c'].map(
+      (name): Projection => ({
+        name,
+        version: 1,
+        eventTypes: ['Counted'],
+        apply: async () => {
+          applied.set(name, (applied.get(name) ?? 0) + 1);
+        },
+        reset: async () => undefined,
+      }),
+    );
+    const r = new ProjectionRunner(counting, sql.db, projections, logger);
+    toStop.push(r);
+    await r.start();
+    await r.waitFor(await store.headPosition(), { timeoutMs: 30_000 });
+    // Three batches of the log: three reads in all when shared (nine if each projection read its own).
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(reads).toBeLessThan(3 * 3);
+    expect([...applied.values()]).toEqual([1200, 1200, 1200]);
+  });
+
   it('applies each commit once when the bus delivers it twice', async () => {
     await appendTraffic(store, 15);
     const p = tally();

@@ -21,10 +21,11 @@ import { WrongExpectedVersionError } from '../../errors.js';
 import { Thread, ThreadCallError } from '../../threads.js';
 import { appendChannelName, commitWriter, configureLogConnection, type CommitRequest, type CommitWriter } from './sqlite-commit.js';
 import {
-  NewEvent,
+  parseNewEvent,
   type AppendOptions,
   type AppendResult,
   type Commit,
+  type NewEvent,
   type EventStore,
   type ReadAllOptions,
   type StoredEvent,
@@ -125,7 +126,7 @@ export class SqliteEventStore implements EventStore {
 
   async append(stream: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     if (this.closed) throw new Error('event store is closed');
-    const parsed = events.map((e) => NewEvent.parse(e));
+    const parsed = events.map(parseNewEvent);
     if (parsed.length === 0) throw new Error('append needs at least one event');
     const ids = parsed.map((e) => e.id ?? randomUUID());
     const request: CommitRequest = {

@@ -33,6 +33,12 @@ interface Running {
 /** How long a checkpoint that only passed over irrelevant commits may wait to be stored. */
 const SKIP_CHECKPOINT_DELAY_MS = 50;
 
+/** Commits per read of the log while catching up. */
+const REPLAY_BATCH = 500;
+
+/** Catch-up reads kept for the other projections replaying beside the one that read them. */
+const SHARED_READS = 2;
+
 export interface ProjectionStatus {
   name: string;
   version: number;
@@ -46,6 +52,8 @@ export class ProjectionRunner {
   private readonly running = new Map<string, Running>();
   private readonly waiters = new Set<() => void>();
   private stopped = false;
+  /** The latest catch-up reads, by the position they start after (see readBatch). */
+  private readonly sharedReads = new Map<number, Promise<Commit[]>>();
 
   constructor(
     private readonly store: EventStore,
@@ -128,13 +136,35 @@ export class ProjectionRunner {
   /** Applies commits after state.position up to `until`, reading the log in batches. */
   private async replay(state: Running, until: number, cancelled: () => boolean): Promise<void> {
     while (state.position < until && !cancelled()) {
-      const commits = await this.store.readAll({ after: state.position, limit: 500 });
+      const commits = await this.readBatch(state.position);
       if (commits.length === 0) break;
       for (const commit of commits) {
         if (cancelled() || commit.position > until) return; // `until` is a bound, not a hint
         await this.applyCommit(state, commit);
       }
     }
+  }
+
+  /**
+   * The commits after `after` (up to REPLAY_BATCH), shared by the projections catching up side by
+   * side: they replay the same batches of the log, a step apart, and each read (rows and JSON
+   * parsing) is a large share of what replaying costs. Sharing also hands them the very same event
+   * objects, so what a projection derives once per event object (src/projections/usage-events.ts)
+   * is derived once. A kept read is an earlier answer to the same question: an immutable prefix
+   * of what a fresh read returns, at worst shorter, which replay handles like any batch (it reads
+   * on from the last commit). Empty and failed reads are not kept.
+   */
+  private readBatch(after: number): Promise<Commit[]> {
+    const kept = this.sharedReads.get(after);
+    if (kept) return kept;
+    const read = this.store.readAll({ after, limit: REPLAY_BATCH });
+    this.sharedReads.set(after, read);
+    if (this.sharedReads.size > SHARED_READS) this.sharedReads.delete(this.sharedReads.keys().next().value!);
+    const forget = () => {
+      if (this.sharedReads.get(after) === read) this.sharedReads.delete(after);
+    };
+    read.then((commits) => commits.length === 0 && forget(), forget);
+    return read;
   }
 
   /** Current position and lag of every projection. */
