@@ -517,6 +517,8 @@ function advanceConnection(connection: Connection): void {
   connection.advance();
 }
 
+const uncork = (socket: Socket) => socket.uncork();
+
 class Response implements Http1Response {
   headersSent = false;
   finished = false;
@@ -590,7 +592,13 @@ class Response implements Http1Response {
     this.keepAlive = this.keepAlive && !connection.server.closing && (!this.http10 || this.bodyless);
     this.chunked = !this.http10 && !this.bodyless;
     head += (this.chunked ? 'Transfer-Encoding: chunked\r\n' : '') + (this.keepAlive ? connection.server.keepAliveLines : 'Connection: close\r\n') + '\r\n';
-    connection.socket.write(head, 'latin1');
+    // Held until the end of this tick: a first chunk written meanwhile (usually the upstream's
+    // first event, already read) goes out with the head in one write, so the client's first body
+    // byte does not wait for a second segment. Nothing waits longer than this tick.
+    const socket = connection.socket;
+    socket.cork();
+    socket.write(head, 'latin1');
+    process.nextTick(uncork, socket);
   }
 
   write(chunk: string | Buffer): boolean {
