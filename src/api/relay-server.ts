@@ -14,14 +14,13 @@
  * Deprecation), the error bodies, and the same metrics and debug access log lines.
  */
 import type { Server as HttpServer } from 'node:http';
-import type { Server as NetServer } from 'node:net';
 import secureJson from 'secure-json-parse';
 import { AppError } from '../errors.js';
 import { requestIdOf, type HeaderValue, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
 import type { ChatEndpoint } from './chat-endpoint.js';
 import type { AppContext } from './context.js';
 import { appErrorResponse, errorBody } from './errors.js';
-import { createHttp1Server, type Http1Request, type Http1Response } from './http1/server.js';
+import { createHttp1Server, type Http1Request, type Http1Response, type Http1Server } from './http1/server.js';
 
 /** The chat paths this server answers itself; `/v1/chat` is the deprecated alias. */
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']);
@@ -78,7 +77,7 @@ class RelayRequest implements HttpRequestLike {
   ) {}
 }
 
-export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallback: HttpServer, bodyLimit: number): NetServer & { closeIdleConnections(): void } {
+export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallback: HttpServer, bodyLimit: number): Http1Server {
   const { logger, metrics } = ctx;
   const debug = logger.isLevelEnabled('debug');
 
