@@ -1,5 +1,6 @@
 /** Helpers for relay tests: channels through the admin API, and the official OpenAI SDK as client. */
 import OpenAI from 'openai';
+import { Agent } from 'undici';
 import type { ChannelType } from '../../src/relay/channel.js';
 import { call, type RunningApp } from './app.js';
 
@@ -22,8 +23,18 @@ export async function createChannel(s: RunningApp, input: ChannelInput, token = 
   return res.json as { id: string };
 }
 
+/**
+ * Connections of the SDK's own, one pool per running app: the global fetch pool also carries the
+ * tests' admin calls, and a connection that served one belongs to fastify for good (see
+ * src/api/relay-server.ts). With a pool of its own, SDK traffic takes the path API clients take:
+ * the relay's own HTTP/1.1 server.
+ */
+const sdkPools = new WeakMap<RunningApp, Agent>();
+
 export function sdk(s: RunningApp, token = s.userToken, basePath = '/v1'): OpenAI {
-  return new OpenAI({ apiKey: token, baseURL: `${s.url}${basePath}`, maxRetries: 0, timeout: 15_000 });
+  let dispatcher = sdkPools.get(s);
+  if (!dispatcher) sdkPools.set(s, (dispatcher = new Agent({ keepAliveTimeout: 1_000 })));
+  return new OpenAI({ apiKey: token, baseURL: `${s.url}${basePath}`, maxRetries: 0, timeout: 15_000, fetchOptions: { dispatcher } as never });
 }
 
 /** Reads every usage event in the log (what billing and the logs will consume). */
