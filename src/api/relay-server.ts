@@ -16,7 +16,7 @@
 import type { Server as HttpServer } from 'node:http';
 import secureJson from 'secure-json-parse';
 import { AppError } from '../errors.js';
-import { requestIdOf, type HeaderValue, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
+import { requestIdOf, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
 import type { ChatEndpoint } from './chat-endpoint.js';
 import type { AppContext } from './context.js';
 import { appErrorResponse, errorBody } from './errors.js';
@@ -29,43 +29,6 @@ const MODELS_PATH = '/v1/models';
 const isJson = (contentType: string | undefined) => contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType);
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
-
-/** The relay's response side on an HTTP/1.1 server response; remembers the status for metrics. */
-class Http1RelayResponse implements RelayResponse {
-  status = 0;
-
-  constructor(private readonly res: Http1Response) {}
-
-  setHeader(name: string, value: HeaderValue): void {
-    this.res.setHeader(name, value);
-  }
-  send(status: number, headers: Record<string, HeaderValue>, body: string): void {
-    this.status = status;
-    this.res.send(status, headers, body);
-  }
-  start(status: number, headers: Record<string, HeaderValue>): void {
-    this.status = status;
-    this.res.start(status, headers);
-  }
-  write(text: string): boolean {
-    return this.res.write(text);
-  }
-  drained(): Promise<void> {
-    return this.res.drained();
-  }
-  end(): void {
-    this.res.end();
-  }
-  get closed(): boolean {
-    return this.res.closed;
-  }
-  onClose(listener: () => void): void {
-    this.res.onClose(listener);
-  }
-  offClose(listener: () => void): void {
-    this.res.offClose(listener);
-  }
-}
 
 /** One request on the lean server, as the endpoint and the access checks read it. */
 class RelayRequest implements HttpRequestLike {
@@ -85,7 +48,8 @@ export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallb
     const t0 = performance.now();
     const path = pathOf(req.url);
     const request = new RelayRequest(req.method, requestIdOf(req.headers['x-request-id']), req.headers, req.socket);
-    const response = new Http1RelayResponse(res);
+    // An Http1Response is a RelayResponse as it is.
+    const response: RelayResponse & { statusCode: number } = res;
     response.setHeader('x-request-id', request.id);
     try {
       if (path === MODELS_PATH) {
@@ -107,11 +71,11 @@ export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallb
       response.send(status, { ...headers, ...JSON_HEADERS }, JSON.stringify(body));
     } finally {
       const seconds = (performance.now() - t0) / 1000;
-      const labels = { method: req.method, route: path, status_code: String(response.status || 500) };
+      const labels = { method: req.method, route: path, status_code: String(response.statusCode || 500) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
-      if (response.status >= 400) metrics.httpErrors.inc(labels);
-      if (debug) logger.debug({ reqId: request.id, req: { method: req.method, url: req.url }, res: { statusCode: response.status }, responseTime: seconds * 1000 }, 'request completed');
+      if (response.statusCode >= 400) metrics.httpErrors.inc(labels);
+      if (debug) logger.debug({ reqId: request.id, req: { method: req.method, url: req.url }, res: { statusCode: response.statusCode }, responseTime: seconds * 1000 }, 'request completed');
     }
   };
 

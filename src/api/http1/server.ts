@@ -65,6 +65,8 @@ export interface Http1Response {
   /** A header for the answer, set before `send`/`start` (their own headers win on a clash). */
   setHeader(name: string, value: Http1HeaderValue): void;
   readonly headersSent: boolean;
+  /** The status sent (0 until `send`/`start`). */
+  readonly statusCode: number;
   readonly finished: boolean;
   /** The client went away (socket closed or errored) before `finished`. */
   readonly closed: boolean;
@@ -521,6 +523,7 @@ const uncork = (socket: Socket) => socket.uncork();
 
 class Response implements Http1Response {
   headersSent = false;
+  statusCode = 0;
   finished = false;
   closed = false;
   /** The request allows keep-alive; once the head is written: the answer said keep-alive. */
@@ -555,6 +558,7 @@ class Response implements Http1Response {
   send(status: number, headers: Http1Headers, body: string | Buffer): void {
     if (this.headersSent) throw new Error('send: headers already sent');
     checkStatus(status);
+    this.statusCode = status;
     const bodyless = status === 204 || status === 304;
     const length = bodyless ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     // Built (and validated) before anything changes, so a bad header throws with nothing sent.
@@ -583,6 +587,7 @@ class Response implements Http1Response {
   start(status: number, headers: Http1Headers): void {
     if (this.headersSent) throw new Error('start: headers already sent');
     checkStatus(status);
+    this.statusCode = status;
     let head = this.buildHead(status, headers);
     this.headersSent = true;
     if (this.closed) return;
