@@ -118,20 +118,8 @@ function effectiveBaseUrl(setting: string | null, type: ChannelType, config: Rec
   return (setting ?? defaultBaseUrl(type, config) ?? '').replace(/\/+$/, '');
 }
 
-interface ChannelFields {
-  id: string;
-  tenantId: string;
-  name: string;
-  type: ChannelType;
-  baseUrl: string | null;
-  keySealed: string;
-  models: string[];
-  modelMapping: Record<string, string>;
-  priority: number;
-  weight: number;
-  enabled: boolean;
-  config: Record<string, unknown>;
-}
+/** A channel's settings as stored: the base URL as the admin gave it, the key sealed. */
+type ChannelFields = Omit<Channel, 'baseUrl' | 'apiKey'> & { baseUrl: string | null; keySealed: string };
 
 /** A routable channel from its settings: the key is decrypted here, once. */
 function buildChannel(f: ChannelFields, box: SecretBox): Channel {
