@@ -569,6 +569,39 @@ describe('http1 server: streaming, back-pressure, disconnects', () => {
     expect(chunks.join('')).toBe('data: one\n\ndata: two\n\ndata: [DONE]\n\n');
   });
 
+
+  it('sends what a stream writes in one tick as one write: head + first event, and last events + end', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const h = await start({
+      handle: async (_req, res) => {
+        res.start(200, { 'Content-Type': 'text/event-stream' });
+        res.write('data: one\n\n');
+        await released;
+        res.write('data: two\n\n');
+        res.write(Buffer.from('data: three\n\n'));
+        res.end('data: [DONE]\n\n');
+      },
+    });
+    // Count the flushes of the server side of the connection (each is one write system call).
+    let flushes = 0;
+    h.server.on('connection', (socket: net.Socket) => {
+      const wrapped = socket as net.Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+      const write = wrapped._write.bind(socket);
+      const writev = wrapped._writev.bind(socket);
+      wrapped._write = (...a) => (flushes++, write(...a));
+      wrapped._writev = (...a) => (flushes++, writev(...a));
+    });
+    const client = await rawClient(h.port);
+    await client.write('POST /fast/stream HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
+    await client.until((t) => t.includes('data: one'));
+    expect(flushes).toBe(1);
+    release();
+    const text = await client.until((t) => t.endsWith('0\r\n\r\n'));
+    expect(flushes).toBe(2);
+    expect(text).toContain('data: two\n\n\r\n');
+    expect(text).toContain('data: three\n\n\r\n');
+  });
   it('streams close-delimited to an HTTP/1.0 client', async () => {
     const h = await start({
       handle: (_req, res) => {

@@ -519,7 +519,7 @@ function advanceConnection(connection: Connection): void {
   connection.advance();
 }
 
-const uncork = (socket: Socket) => socket.uncork();
+const releaseHeld = (response: Response) => response.release();
 
 class Response implements Http1Response {
   headersSent = false;
@@ -530,6 +530,8 @@ class Response implements Http1Response {
   keepAlive: boolean;
   /** Chunked framing (HTTP/1.1 stream). */
   private chunked = false;
+  /** The socket is corked until the end of the current tick (holdUntilTickEnd). */
+  private held = false;
   /** 204/304: no body whatever the handler writes. */
   private bodyless = false;
   /** The head has only ASCII (so head and a string body can go out as one UTF-8 write). */
@@ -599,17 +601,35 @@ class Response implements Http1Response {
     head += (this.chunked ? 'Transfer-Encoding: chunked\r\n' : '') + (this.keepAlive ? connection.server.keepAliveLines : 'Connection: close\r\n') + '\r\n';
     // Held until the end of this tick: a first chunk written meanwhile (usually the upstream's
     // first event, already read) goes out with the head in one write, so the client's first body
-    // byte does not wait for a second segment. Nothing waits longer than this tick.
-    const socket = connection.socket;
-    socket.cork();
-    socket.write(head, 'latin1');
-    process.nextTick(uncork, socket);
+    // byte does not wait for a second segment.
+    this.holdUntilTickEnd();
+    connection.socket.write(head, 'latin1');
+  }
+
+  /**
+   * Corks the socket until the end of this tick (if not already): everything written meanwhile
+   * leaves in one system call. A stream's head and first event, or its last event, `[DONE]` and
+   * the terminating chunk, are written in the same tick; each write is a system call that, on
+   * loopback, also does the receiver's TCP work. Nothing waits longer than the current tick.
+   */
+  private holdUntilTickEnd(): void {
+    if (this.held) return;
+    this.held = true;
+    this.connection.socket.cork();
+    process.nextTick(releaseHeld, this);
+  }
+
+  /** The end of the tick: what was held goes out (a no-op if end() already flushed it). */
+  release(): void {
+    this.held = false;
+    this.connection.socket.uncork();
   }
 
   write(chunk: string | Buffer): boolean {
     if (!this.headersSent) throw new Error('write: start() first');
     if (this.finished) throw new Error('write: after end');
     if (this.closed || this.bodyless || chunk.length === 0) return true;
+    this.holdUntilTickEnd();
     const socket = this.connection.socket;
     if (!this.chunked) return socket.write(chunk);
     if (typeof chunk === 'string') return socket.write(`${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`, 'utf8');
