@@ -341,7 +341,15 @@ async function startHelper(role: 'fake' | 'floor' | 'lean', options: string[]): 
  * SQLite's fsync, which CPU time does not count). The channel is unref'd so it never keeps the
  * server alive on its own.
  */
-const CPU_PROBE = `process.on('message', (m) => { if (m === 'cpu') process.send({ cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() }); }); process.channel?.unref();`;
+/**
+ * Preloaded into Switchyard: answers 'cpu' with the process's CPU time, its event loop utilisation
+ * and, on Linux, the serving (main) thread's own scheduler figures from /proc (schedstat: ns on a
+ * CPU, ns runnable but waiting for one), which tell the serving thread's share apart from the log
+ * writer's, the projectors' and V8's helper threads.
+ */
+const CPU_PROBE = `import { readFileSync } from 'node:fs';
+const thread = () => { try { const [run, wait] = readFileSync('/proc/self/task/' + process.pid + '/schedstat', 'utf8').split(' ').map(Number); return { run, wait }; } catch { return null; } };
+process.on('message', (m) => { if (m === 'cpu') process.send({ cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), thread: thread() }); }); process.channel?.unref();`;
 
 interface ProcessSample {
   /** CPU time so far, ms. */
@@ -349,6 +357,8 @@ interface ProcessSample {
   system: number;
   /** Event loop utilisation so far (performance.eventLoopUtilization()). */
   elu: EventLoopUtilization;
+  /** The serving thread's time on a CPU and waiting for one so far, ms (Linux only). */
+  thread: { run: number; wait: number } | null;
 }
 
 interface Switchyard {
@@ -458,8 +468,9 @@ async function startSwitchyard(dist: boolean, dir: string | undefined, profileDi
     dataDir,
     async sample() {
       child.send('cpu');
-      const [message] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage; elu: EventLoopUtilization }];
-      return { user: message.cpu.user / 1000, system: message.cpu.system / 1000, elu: message.elu };
+      const [message] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage; elu: EventLoopUtilization; thread: { run: number; wait: number } | null }];
+      const thread = message.thread && { run: message.thread.run / 1e6, wait: message.thread.wait / 1e6 };
+      return { user: message.cpu.user / 1000, system: message.cpu.system / 1000, elu: message.elu, thread };
     },
     async stop() {
       if (child.exitCode === null) {
@@ -543,6 +554,10 @@ interface LoadResult {
   cpuSystemMsPerRequest: number | null;
   /** Share of the phase Switchyard's event loop was busy (CPU or blocked in a synchronous call). */
   eventLoopUtilisation: number | null;
+  /** Of cpuMsPerRequest, the serving thread's own (the rest: log writer, projectors, V8 helpers); Linux only. */
+  servingCpuMsPerRequest: number | null;
+  /** Share of the phase the serving thread was runnable but waiting for a CPU (the machine's cores were busy); Linux only. */
+  servingWaitShare: number | null;
 }
 
 async function load(target: Target, connections: number, seconds: number): Promise<{ requests: number; seconds: number; latency: Distribution }> {
@@ -581,12 +596,15 @@ async function loadPhase(target: Target, connections: number, seconds: number, s
     cpuMsPerRequest: before && after ? (after.user + after.system - before.user - before.system) / run.requests : null,
     cpuSystemMsPerRequest: before && after ? (after.system - before.system) / run.requests : null,
     eventLoopUtilisation: before && after ? performance.eventLoopUtilization(after.elu, before.elu).utilization : null,
+    servingCpuMsPerRequest: before?.thread && after?.thread ? (after.thread.run - before.thread.run) / run.requests : null,
+    servingWaitShare: before?.thread && after?.thread ? (after.thread.wait - before.thread.wait) / (run.seconds * 1000) : null,
   };
   console.log(
     `${row.target.padEnd(6)} non-streaming, ${String(connections).padStart(3)} conn: ${Math.round(row.rps)} req/s  p50 ${fmt(row.latency.p50)} p99 ${fmt(row.latency.p99)} ms` +
       (row.cpuMsPerRequest === null
         ? ''
-        : `  switchyard CPU ${fmt(row.cpuMsPerRequest)} ms/req (system ${fmt(row.cpuSystemMsPerRequest!)}), event loop busy ${(row.eventLoopUtilisation! * 100).toFixed(0)} %`),
+        : `  switchyard CPU ${fmt(row.cpuMsPerRequest)} ms/req (system ${fmt(row.cpuSystemMsPerRequest!)}), event loop busy ${(row.eventLoopUtilisation! * 100).toFixed(0)} %` +
+          (row.servingCpuMsPerRequest === null ? '' : `; serving thread ${fmt(row.servingCpuMsPerRequest)} ms/req, waiting for a CPU ${(row.servingWaitShare! * 100).toFixed(0)} % of the time`)),
   );
   return row;
 }
@@ -696,6 +714,10 @@ function table(summary: Summary, connectionsList: number[]): string {
     const r = find('relay', c);
     lines.push(`| Switchyard CPU ms/request, ${c} conn (of which system) | - | - | - | ${fmt(r.cpuMsPerRequest ?? NaN)} (${fmt(r.cpuSystemMsPerRequest ?? NaN)}) | - | - | - |`);
     lines.push(`| Switchyard event loop busy, ${c} conn | - | - | - | ${((r.eventLoopUtilisation ?? NaN) * 100).toFixed(0)} % | - | - | - |`);
+    if (r.servingCpuMsPerRequest !== null) {
+      lines.push(`| Switchyard serving thread CPU ms/request, ${c} conn | - | - | - | ${fmt(r.servingCpuMsPerRequest)} | - | - | - |`);
+      lines.push(`| Switchyard serving thread waiting for a CPU, ${c} conn | - | - | - | ${(r.servingWaitShare! * 100).toFixed(0)} % | - | - | - |`);
+    }
   }
   lines.push('', '| target | measured | met |', '|---|---:|---|');
   for (const t of summary.targets) lines.push(`| ${t.target} | ${t.value} | ${t.met ? 'yes' : 'NO'} |`);
