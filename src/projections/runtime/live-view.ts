@@ -12,6 +12,11 @@ import type { Logger } from '../../logger.js';
 import type { EventStore, StoredEvent, Subscription } from '../../ports/event-store.js';
 import type { Projection, ReadModelDb } from './projection.js';
 
+/** How many events a live view folds before it lets the event loop serve what is waiting. */
+export const EVENTS_PER_SLICE = 64;
+
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export interface LiveViewDefinition<State> {
   /** The projection whose tables and checkpoint seed the view. */
   projection: Projection;
@@ -86,7 +91,16 @@ export class LiveView<State> {
     this.subscription = this.store.subscribe({
       after: this.position,
       onCommit: async (commit) => {
-        for (const event of commit.events) if (relevant.has(event.type)) this.current = this.definition.evolve(this.current as State, event);
+        let applied = 0;
+        for (const event of commit.events) {
+          if (!relevant.has(event.type)) continue;
+          this.current = this.definition.evolve(this.current as State, event);
+          // A commit of hundreds of usage events would hold the serving thread for milliseconds
+          // (every request arriving meanwhile waits: the relay's tail latency). Requests go
+          // in between slices; they see the view part-way through the commit, as they would
+          // have seen it a moment earlier or later.
+          if (++applied % EVENTS_PER_SLICE === 0) await yieldToRequests();
+        }
         this.position = commit.position;
         const waiters = [...this.waiters];
         this.waiters.clear();
