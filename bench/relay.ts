@@ -84,6 +84,7 @@ const { values: args } = parseArgs({
     mode: { type: 'string', default: 'embedded' },
     dir: { type: 'string' },
     profile: { type: 'string' },
+    'node-args': { type: 'string', default: '' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -105,6 +106,7 @@ if (args.help) {
   --dir PATH            where Switchyard's DATA_DIR (SQLite files) goes (default: OS temp dir); the
                         event log fsyncs every commit, so put it on the disk you want to measure
   --profile DIR         run Switchyard with --cpu-prof, writing the .cpuprofile into DIR
+  --node-args "..."     extra Node/V8 options for the Switchyard process only (e.g. "--single-threaded-gc")
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
 }
@@ -420,6 +422,7 @@ async function startSwitchyard(dist: boolean, dir: string | undefined, profileDi
   const metricsPort = await freePort();
   const nodeArgs = [`--import=data:text/javascript,${encodeURIComponent(CPU_PROBE)}`];
   if (profileDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`);
+  nodeArgs.push(...(args['node-args'] ?? '').split(' ').filter(Boolean));
   if (dist) {
     const cli = join(ROOT, 'dist/src/cli.js');
     if (!existsSync(cli)) throw new Error('dist/src/cli.js is missing: run `npm run build` first (or drop --dist)');
@@ -755,7 +758,7 @@ async function main() {
     caller: args.caller,
     mode: args.mode,
     data_dir: args.dir ?? tmpdir(),
-    options: { seconds, connections, warmup, streamRequests, streamGapMs: gapMs },
+    options: { seconds, connections, warmup, streamRequests, streamGapMs: gapMs, nodeArgs: args['node-args'] },
   };
   console.log(`Switchyard relay benchmark  ${JSON.stringify(machine)}`);
 
