@@ -106,7 +106,7 @@ if (args.help) {
   --dir PATH            where Switchyard's DATA_DIR (SQLite files) goes (default: OS temp dir); the
                         event log fsyncs every commit, so put it on the disk you want to measure
   --profile DIR         run Switchyard with --cpu-prof, writing the .cpuprofile into DIR
-  --node-args "..."     extra Node/V8 options for the Switchyard process only (e.g. "--single-threaded-gc")
+  --node-args="..."     extra Node/V8 options for the Switchyard process only (e.g. --node-args=--single-threaded-gc)
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
 }
