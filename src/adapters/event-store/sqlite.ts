@@ -19,7 +19,15 @@ import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { WrongExpectedVersionError } from '../../errors.js';
 import { Thread, ThreadCallError } from '../../threads.js';
-import { appendChannelName, commitWriter, configureLogConnection, type CommitRequest, type CommitWriter } from './sqlite-commit.js';
+import {
+  appendChannelName,
+  commitWriter,
+  configureLogConnection,
+  type CommitRequest,
+  type CommitWriter,
+  type EventRow,
+  type WrittenCommit,
+} from './sqlite-commit.js';
 import {
   parseNewEvent,
   type AppendOptions,
@@ -57,20 +65,6 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_position ON events(position, version);
 `;
 
-interface EventRow {
-  stream: string;
-  version: number;
-  position: number;
-  id: string;
-  type: string;
-  tenant_id: string;
-  occurred_at: string;
-  schema_version: number;
-  causation_id: string | null;
-  correlation_id: string | null;
-  data: string;
-}
-
 const toStored = (row: EventRow): StoredEvent => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> });
 
 export interface SqliteEventStoreOptions {
@@ -106,7 +100,10 @@ export class SqliteEventStore implements EventStore {
       this.appendChannel = null;
     } else {
       this.appendChannel = new BroadcastChannel(appendChannelName(options.file));
-      this.appendChannel.onmessage = (message) => this.announce((message as { data: number }).data);
+      this.appendChannel.onmessage = (message) => {
+        const { data } = message as { data: WrittenCommit | number };
+        this.announce(typeof data === 'number' ? data : data.position);
+      };
       // Announcements only wake subscribers: they never keep the process alive.
       this.appendChannel.unref();
     }
@@ -141,7 +138,7 @@ export class SqliteEventStore implements EventStore {
     };
     let result: AppendResult;
     if (this.writeInline) {
-      result = this.writeInline(request);
+      result = this.writeInline(request).result;
     } else {
       try {
         result = await this.writerThread().call<AppendResult>('commit', request);
