@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { commitWriter, configureLogConnection } from '../../src/adapters/event-store/sqlite-commit.js';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite.js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WrongExpectedVersionError } from '../../src/errors.js';
+import type { Commit, NewEvent } from '../../src/ports/event-store.js';
 import { eventStoreContract } from './event-store.contract.js';
 
 eventStoreContract('sqlite', async () => {
@@ -56,5 +60,135 @@ describe('sqlite event store: several connections in one process', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('sqlite event store: commits handed over by the writer', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** A store on a fresh file (or ':memory:'), closed after the test. No poll within a test's time: only hand-overs and announcements deliver. */
+  function open(file = join(tempDir(), 'events.db')) {
+    const store = new SqliteEventStore({ file, pollIntervalMs: 600_000 });
+    cleanups.push(() => store.close());
+    return { store, file };
+  }
+  function tempDir() {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-es-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+  /** The commits handed to a new subscriber from the start of the log; its handler first waits for `gate`. */
+  function follow(store: SqliteEventStore, gate: () => Promise<void> = async () => undefined) {
+    const seen: Commit[] = [];
+    const subscription = store.subscribe({
+      after: 0,
+      onCommit: async (commit) => {
+        await gate();
+        seen.push(commit);
+      },
+    });
+    cleanups.push(() => subscription.close());
+    return seen;
+  }
+  /** Counts its subscribers' reads of the file from now on (each one's first read, on subscribing, is done). */
+  const fileReads = (store: SqliteEventStore) => vi.spyOn(store as unknown as { readAllSync: (after: number, limit: number) => Commit[] }, 'readAllSync');
+  const positions = (commits: Commit[]) => commits.map((c) => c.position);
+  /** Commits exactly as reading the log back returns them: same values, same key order. */
+  async function expectAsReadBack(store: SqliteEventStore, seen: Commit[], count: number) {
+    await expect.poll(() => seen.length, { timeout: 5000 }).toBe(count);
+    const readBack = await store.readAll({ after: 0, limit: count + 1 });
+    expect(seen).toStrictEqual(readBack);
+    expect(JSON.stringify(seen)).toBe(JSON.stringify(readBack));
+  }
+  const many = (n: number, type = 'UsageRecorded'): NewEvent[] => Array.from({ length: n }, (_, i) => ({ type, data: { i, model: 'gpt-x', tokens: [i, i * 2] } }));
+
+  it('hands every connection in the process the commits the writer thread wrote, exactly as reading back returns them, without reading the file', async () => {
+    const { store: writer, file } = open();
+    const { store: other } = open(file);
+    const [seenHere, seenThere] = [follow(writer), follow(other)];
+    const [readsHere, readsThere] = [fileReads(writer), fileReads(other)];
+    await writer.append('order-1', [{ type: 'OrderPlaced', data: { total: 42.5, items: ['a', 'b'], nested: { ok: true, none: null } } }, { type: 'OrderPaid', data: { note: 'héllo ✓ 😀' } }], {
+      expectedVersion: 0,
+      tenantId: 'tenant-a',
+      causationId: 'req-1',
+      correlationId: randomUUID(),
+    });
+    await writer.append('order-2', [{ type: 'OrderPlaced', data: {}, schema_version: 3, id: randomUUID() }], { expectedVersion: 0, tenantId: 'tenant-b' });
+    await writer.append('usage-x', many(50), { expectedVersion: 'any', tenantId: 'tenant-a' });
+    await expectAsReadBack(writer, seenHere, 3);
+    await expectAsReadBack(other, seenThere, 3);
+    expect(readsHere).not.toHaveBeenCalled();
+    expect(readsThere).not.toHaveBeenCalled();
+  });
+
+  it('shares one parsed commit among the subscribers of a connection', async () => {
+    const { store } = open();
+    const [first, second] = [follow(store), follow(store)];
+    await store.append('thing-1', [{ type: 'ThingMade', data: { n: 1 } }], { expectedVersion: 0, tenantId: 't' });
+    await expect.poll(() => [first.length, second.length]).toEqual([1, 1]);
+    expect(first[0]).toBe(second[0]);
+  });
+
+  it('reads back a commit whose text SQLite stores altered (a lone surrogate half), so subscribers still get what the file holds', async () => {
+    const { store } = open();
+    const seen = follow(store);
+    const reads = fileReads(store);
+    await store.append('thing-1', [{ type: 'Odd\ud800Type', data: { text: 'lone \udc00 half' } }], { expectedVersion: 0, tenantId: 't\udfff' });
+    await store.append('thing-1', [{ type: 'ThingChanged', data: {} }], { expectedVersion: 1, tenantId: 't' });
+    await expectAsReadBack(store, seen, 2);
+    expect(seen[0]!.events[0]!.type).not.toBe('Odd\ud800Type');
+    expect(seen[0]!.events[0]!.data).toEqual({ text: 'lone \udc00 half' }); // JSON escapes it: data is exact either way
+    expect(reads).toHaveBeenCalledWith(0, 500); // the odd commit was read from the file
+  });
+
+  it('delivers a commit another process wrote between two handed-over ones, in order and without a gap', async () => {
+    const { store, file } = open();
+    const seen = follow(store);
+    // Another process's connection: it writes the file, but nothing in this process hears of it.
+    const db = new Database(file);
+    cleanups.push(() => void db.close());
+    configureLogConnection(db);
+    const writeElsewhere = commitWriter(db);
+    const otherEvent = { id: randomUUID(), type: 'ThingChanged', schemaVersion: 1, data: JSON.stringify({ by: 'cli' }) };
+    await store.append('thing-1', [{ type: 'ThingMade', data: {} }], { expectedVersion: 0, tenantId: 't' });
+    await expect.poll(() => seen.length).toBe(1);
+    const elsewhere = writeElsewhere({ stream: 'thing-1', commitId: otherEvent.id, expectedVersion: 1, tenantId: 't', occurredAt: new Date().toISOString(), causationId: null, correlationId: null, events: [otherEvent] });
+    expect(elsewhere.result.position).toBe(2);
+    await store.append('thing-1', [{ type: 'ThingChanged', data: { by: 'relay' } }], { expectedVersion: 2, tenantId: 't' });
+    await store.append('thing-1', [{ type: 'ThingChanged', data: { by: 'relay again' } }], { expectedVersion: 3, tenantId: 't' });
+    await expectAsReadBack(store, seen, 4);
+    expect(positions(seen)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('gives a subscriber that fell further behind than the hand-over holds every commit, in order, from the file', async () => {
+    const { store: writer, file } = open();
+    const { store } = open(file);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = follow(store, () => released);
+    cleanups.push(() => release()); // before the subscription closes, should the test fail
+    const fast = follow(store);
+    const reads = fileReads(store);
+    // 6,000 events: more than a connection keeps, so the first commits are gone when the slow one asks.
+    for (let i = 0; i < 7; i++) await writer.append(`usage-${i}`, many(i === 0 ? 1 : 1000), { expectedVersion: 0, tenantId: 't' });
+    await expect.poll(() => fast.length, { timeout: 5000 }).toBe(7);
+    expect(reads).not.toHaveBeenCalled(); // the fast one kept up on hand-overs
+    release();
+    await expectAsReadBack(store, slow, 7);
+    expect(positions(slow)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(reads).toHaveBeenCalledWith(1, 500); // the slow one read from the file
+  });
+
+  it('hands over the commits of an in-memory log too', async () => {
+    const { store } = open(':memory:');
+    const seen = follow(store);
+    const reads = fileReads(store);
+    await store.append('thing-1', [{ type: 'ThingMade', data: { n: 1 } }], { expectedVersion: 0, tenantId: 't', causationId: 'c' });
+    await store.append('thing-1', many(3, 'ThingChanged'), { expectedVersion: 1, tenantId: 't' });
+    await expectAsReadBack(store, seen, 2);
+    expect(reads).not.toHaveBeenCalled();
   });
 });

@@ -7,9 +7,15 @@
  * blocks that thread, never the caller's event loop. Reads run on this connection (WAL readers
  * do not wait for the writer). An in-memory log (':memory:', tests) is written inline.
  *
- * Live tailing: appends made anywhere in this process wake subscribers at once (the writer
- * thread announces each commit on a BroadcastChannel); appends made by another process on the
- * same file (the CLI, a second local instance) are picked up by a short poll.
+ * Live tailing: the writer thread broadcasts each commit it writes, rows and all, to every
+ * connection to the file in this process (the serving thread's, the projector thread's); an
+ * in-memory log hands its commits over the same way, inline. Each connection keeps the last few
+ * it heard of and wakes its subscribers; a subscriber whose next commit is among them (exactly the
+ * next position: a file's positions are dense, AUTOINCREMENT rolling back with a failed append)
+ * takes it from there instead of reading the file. Everything else is read from the file: a
+ * subscriber catching up or fallen behind, and commits written by another process on the same
+ * file (the CLI, a second local instance), which leave a gap among the handed-over positions or,
+ * when nothing in this process writes, are found by a short poll.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -67,6 +73,14 @@ CREATE INDEX IF NOT EXISTS events_by_position ON events(position, version);
 
 const toStored = (row: EventRow): StoredEvent => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> });
 
+/**
+ * How many handed-over commits a connection keeps (and events in them, usage batches holding up
+ * to 500): enough for subscribers that keep up, a few hundred milliseconds of relay traffic.
+ * A subscriber further behind reads the file, as it did before.
+ */
+const HANDED_OVER_COMMITS = 512;
+const HANDED_OVER_EVENTS = 4096;
+
 export interface SqliteEventStoreOptions {
   file: string;
   /** How often to look for commits written by other processes (ms). */
@@ -83,8 +97,14 @@ export class SqliteEventStore implements EventStore {
   private readonly writeInline: CommitWriter | null;
   private writer: Thread | null = null;
   private readonly appendChannel: BroadcastChannel | null;
-  /** The last commit position subscribers were woken for: the writer's reply and its announcement name the same commit, and one wake-up is enough. */
+  /** The highest commit position written in this process that this connection has heard of. */
   private announced = 0;
+  /**
+   * Commits written in this process, by position, as handed over: rows until a subscriber first
+   * takes one, then parsed once and shared by every subscriber after it (a commit never changes).
+   */
+  private readonly handedOver = new Map<number, { written: WrittenCommit; commit?: Commit }>();
+  private handedOverEvents = 0;
   private closed = false;
 
   constructor(private readonly options: SqliteEventStoreOptions) {
@@ -100,11 +120,8 @@ export class SqliteEventStore implements EventStore {
       this.appendChannel = null;
     } else {
       this.appendChannel = new BroadcastChannel(appendChannelName(options.file));
-      this.appendChannel.onmessage = (message) => {
-        const { data } = message as { data: WrittenCommit | number };
-        this.announce(typeof data === 'number' ? data : data.position);
-      };
-      // Announcements only wake subscribers: they never keep the process alive.
+      this.appendChannel.onmessage = (message) => this.heard((message as { data: WrittenCommit | number }).data);
+      // Announcements only feed subscribers: they never keep the process alive.
       this.appendChannel.unref();
     }
     this.statements = {
@@ -136,28 +153,50 @@ export class SqliteEventStore implements EventStore {
       correlationId: options.correlationId ?? null,
       events: parsed.map((event, i) => ({ id: ids[i]!, type: event.type, schemaVersion: event.schema_version, data: JSON.stringify(event.data) })),
     };
-    let result: AppendResult;
     if (this.writeInline) {
-      result = this.writeInline(request).result;
-    } else {
-      try {
-        result = await this.writerThread().call<AppendResult>('commit', request);
-      } catch (error) {
-        if (error instanceof ThreadCallError && error.remote.name === 'WrongExpectedVersionError') {
-          const { stream: s, expected, actual } = error.remote.fields as { stream: string; expected: number | 'any'; actual: number };
-          throw new WrongExpectedVersionError(s, expected, actual);
-        }
-        throw error;
-      }
+      const { result, written } = this.writeInline(request);
+      this.heard(written ?? result.position);
+      return result;
     }
-    this.announce(result.position);
-    return result;
+    try {
+      // Subscribers here are woken by the writer's broadcast, which carries the commit, not by
+      // this reply: it may arrive first, and they would read the commit back from the file.
+      return await this.writerThread().call<AppendResult>('commit', request);
+    } catch (error) {
+      if (error instanceof ThreadCallError && error.remote.name === 'WrongExpectedVersionError') {
+        const { stream: s, expected, actual } = error.remote.fields as { stream: string; expected: number | 'any'; actual: number };
+        throw new WrongExpectedVersionError(s, expected, actual);
+      }
+      throw error;
+    }
   }
 
-  private announce(position: number): void {
-    if (position <= this.announced) return;
-    this.announced = position;
+  /** A commit written in this process, with its rows or (when it has none to hand over) just its position. */
+  private heard(commit: WrittenCommit | number): void {
+    if (typeof commit !== 'number') this.keep(commit);
+    this.announced = Math.max(this.announced, typeof commit === 'number' ? commit : commit.position);
     this.appended.emit('commit');
+  }
+
+  private keep(written: WrittenCommit): void {
+    this.handedOver.set(written.position, { written });
+    this.handedOverEvents += written.events.length;
+    // Oldest first (a Map iterates in arrival order).
+    for (const [position, entry] of this.handedOver) {
+      if (this.handedOver.size <= HANDED_OVER_COMMITS && this.handedOverEvents <= HANDED_OVER_EVENTS) break;
+      this.handedOver.delete(position);
+      this.handedOverEvents -= entry.written.events.length;
+    }
+  }
+
+  /** The handed-over commits that follow `after` without a gap; none unless the very next one is there. */
+  private handedOverAfter(after: number): Commit[] {
+    const commits: Commit[] = [];
+    for (let entry = this.handedOver.get(after + 1); entry; entry = this.handedOver.get(after + 1 + commits.length)) {
+      const { position, stream, events } = entry.written;
+      commits.push((entry.commit ??= { position, stream, events: events.map(toStored) }));
+    }
+    return commits;
   }
 
   async readStream(stream: string, afterVersion = 0): Promise<StoredEvent[]> {
@@ -211,7 +250,8 @@ export class SqliteEventStore implements EventStore {
     const loop = async () => {
       let position = options.after;
       while (!stopped && !this.closed) {
-        const batch = this.readAllSync(position, 500);
+        const handedOver = this.handedOverAfter(position);
+        const batch = handedOver.length > 0 ? handedOver : this.readAllSync(position, 500);
         for (const commit of batch) {
           if (stopped) return;
           try {
@@ -223,7 +263,9 @@ export class SqliteEventStore implements EventStore {
           }
           position = commit.position;
         }
-        if (batch.length === 0) {
+        // Nothing new, or everything this process has written so far: wait for the next commit
+        // (or the poll, for other processes' commits) rather than ask the file again.
+        if (batch.length === 0 || (handedOver.length > 0 && position >= this.announced)) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, this.pollIntervalMs);
             wake = () => {
