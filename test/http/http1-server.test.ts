@@ -542,18 +542,26 @@ describe('http1 server: refusals on the fast path', () => {
   });
 });
 
+/** A server whose handler streams 'data: one', waits for `release()`, then writes the rest with `finish`. */
+async function gatedStream(finish: (res: Http1Response) => void) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const h = await start({
+    handle: async (_req, res) => {
+      res.start(200, { 'Content-Type': 'text/event-stream' });
+      res.write('data: one\n\n');
+      await released;
+      finish(res);
+    },
+  });
+  return { h, release };
+}
+
 describe('http1 server: streaming, back-pressure, disconnects', () => {
   it('streams chunks as they are written (the first arrives before the end)', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const h = await start({
-      handle: async (_req, res) => {
-        res.start(200, { 'Content-Type': 'text/event-stream' });
-        res.write('data: one\n\n');
-        await released;
-        res.write(Buffer.from('data: two\n\n'));
-        res.end('data: [DONE]\n\n');
-      },
+    const { h, release } = await gatedStream((res) => {
+      res.write(Buffer.from('data: two\n\n'));
+      res.end('data: [DONE]\n\n');
     });
     const res = await request(`${h.origin}/fast/stream`, { method: 'POST', body: '{}' });
     expect(res.headers['transfer-encoding']).toBe('chunked');
@@ -569,19 +577,11 @@ describe('http1 server: streaming, back-pressure, disconnects', () => {
     expect(chunks.join('')).toBe('data: one\n\ndata: two\n\ndata: [DONE]\n\n');
   });
 
-
   it('sends what a stream writes in one tick as one write: head + first event, and last events + end', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const h = await start({
-      handle: async (_req, res) => {
-        res.start(200, { 'Content-Type': 'text/event-stream' });
-        res.write('data: one\n\n');
-        await released;
-        res.write('data: two\n\n');
-        res.write(Buffer.from('data: three\n\n'));
-        res.end('data: [DONE]\n\n');
-      },
+    const { h, release } = await gatedStream((res) => {
+      res.write('data: two\n\n');
+      res.write(Buffer.from('data: three\n\n'));
+      res.end('data: [DONE]\n\n');
     });
     // Count the flushes of the server side of the connection (each is one write system call).
     let flushes = 0;
@@ -602,6 +602,7 @@ describe('http1 server: streaming, back-pressure, disconnects', () => {
     expect(text).toContain('data: two\n\n\r\n');
     expect(text).toContain('data: three\n\n\r\n');
   });
+
   it('streams close-delimited to an HTTP/1.0 client', async () => {
     const h = await start({
       handle: (_req, res) => {
