@@ -182,6 +182,25 @@ describe('sqlite event store: commits handed over by the writer', () => {
     expect(reads).toHaveBeenCalledWith(1, 500); // the slow one read from the file
   });
 
+  it('lets go of a handed-over commit once every subscriber of the connection has taken it, not before', async () => {
+    const { store: writer, file } = open();
+    const { store } = open(file);
+    const held = () => [...(store as unknown as { handedOver: Map<number, unknown> }).handedOver.keys()];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = follow(store, () => released);
+    cleanups.push(() => release());
+    const fast = follow(store);
+    const reads = fileReads(store);
+    for (let i = 0; i < 3; i++) await writer.append(`usage-${i}`, many(10), { expectedVersion: 0, tenantId: 't' });
+    await expect.poll(() => fast.length).toBe(3);
+    expect(held()).toEqual([1, 2, 3]); // the slow subscriber has taken none of them yet
+    release();
+    await expectAsReadBack(store, slow, 3);
+    await expect.poll(held).toEqual([]);
+    expect(reads).not.toHaveBeenCalled(); // the slow one took them from the hand-over all the same
+  });
+
   it('hands over the commits of an in-memory log too', async () => {
     const { store } = open(':memory:');
     const seen = follow(store);
