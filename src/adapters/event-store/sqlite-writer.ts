@@ -1,7 +1,7 @@
 /**
  * The embedded event log's writer thread. Every append to a log file goes through here, so the
  * fsync that makes each commit durable (synchronous=FULL) blocks this thread, not the one serving
- * requests. After each commit it broadcasts the commit itself, rows and all, to every connection
+ * requests. After each commit it broadcasts the commit itself, as JSON text, to every connection
  * to the file in this process (the serving thread's, the projector thread's) over a
  * BroadcastChannel, so that their subscribers wake at once and need not read it back from the file.
  */

@@ -7,7 +7,7 @@
  * blocks that thread, never the caller's event loop. Reads run on this connection (WAL readers
  * do not wait for the writer). An in-memory log (':memory:', tests) is written inline.
  *
- * Live tailing: the writer thread broadcasts each commit it writes, rows and all, to every
+ * Live tailing: the writer thread broadcasts each commit it writes, events and all, to every
  * connection to the file in this process (the serving thread's, the projector thread's); an
  * in-memory log hands its commits over the same way, inline. Each connection keeps the last few
  * it heard of and wakes its subscribers; a subscriber whose next commit is among them (exactly the
@@ -100,8 +100,8 @@ export class SqliteEventStore implements EventStore {
   /** The highest commit position written in this process that this connection has heard of. */
   private announced = 0;
   /**
-   * Commits written in this process, by position, as handed over: rows until a subscriber first
-   * takes one, then parsed once and shared by every subscriber after it (a commit never changes).
+   * Commits written in this process, by position, as handed over: JSON text until a subscriber
+   * first takes one, then parsed once and shared by every subscriber after it (a commit never changes).
    */
   private readonly handedOver = new Map<number, { written: WrittenCommit; commit?: Commit }>();
   private handedOverEvents = 0;
@@ -182,7 +182,7 @@ export class SqliteEventStore implements EventStore {
 
   private keep(written: WrittenCommit): void {
     this.handedOver.set(written.position, { written });
-    this.handedOverEvents += written.events.length;
+    this.handedOverEvents += written.eventCount;
     this.forgetHandedOver();
   }
 
@@ -200,7 +200,7 @@ export class SqliteEventStore implements EventStore {
       const overBounds = this.handedOver.size > HANDED_OVER_COMMITS || this.handedOverEvents > HANDED_OVER_EVENTS;
       if (!overBounds && position > taken) break;
       this.handedOver.delete(position);
-      this.handedOverEvents -= entry.written.events.length;
+      this.handedOverEvents -= entry.written.eventCount;
     }
   }
 
@@ -208,8 +208,7 @@ export class SqliteEventStore implements EventStore {
   private handedOverAfter(after: number): Commit[] {
     const commits: Commit[] = [];
     for (let entry = this.handedOver.get(after + 1); entry; entry = this.handedOver.get(after + 1 + commits.length)) {
-      const { position, stream, events } = entry.written;
-      commits.push((entry.commit ??= { position, stream, events: events.map(toStored) }));
+      commits.push((entry.commit ??= JSON.parse(entry.written.json) as Commit));
     }
     return commits;
   }
