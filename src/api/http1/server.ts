@@ -724,12 +724,9 @@ class Response implements Http1Response {
     }
     const extra = this.extraHeaders;
     if (extra !== null) {
-      const given = new Set<string>();
-      for (const name in headers) given.add(name.toLowerCase());
       for (let i = 0; i < extra.length; i += 2) {
         const name = extra[i] as string;
-        const lower = name.toLowerCase();
-        if (given.has(lower)) continue;
+        if (hasHeaderNamed(headers, name)) continue;
         const kind = classifyHeader(name);
         if (kind === HeaderKind.Framing) continue;
         if (kind === HeaderKind.Date) hasDate = true;
@@ -755,6 +752,17 @@ class Response implements Http1Response {
     }
     return lines;
   }
+}
+
+/**
+ * Whether `headers` has a field named `name`, in any case. A scan, not a set of lower-cased
+ * names: an answer has a handful of headers, and this runs for each one set with setHeader.
+ */
+function hasHeaderNamed(headers: Http1Headers, name: string): boolean {
+  for (const given in headers) {
+    if (given.length === name.length && (given === name || given.toLowerCase() === name.toLowerCase())) return true;
+  }
+  return false;
 }
 
 const enum HeaderKind {
