@@ -13,9 +13,16 @@
  */
 import { randomUUID } from 'node:crypto';
 
+/** The time part of the ids of one millisecond ("tttttttt-tttt-7"), kept: under load many ids share it. */
+let prefixMs = -1;
+let prefix = '';
+
 export function timeOrderedUuid(now = Date.now()): string {
-  const time = now.toString(16).padStart(12, '0');
+  if (now !== prefixMs) {
+    const time = now.toString(16).padStart(12, '0');
+    prefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-7`;
+    prefixMs = now;
+  }
   // A version 4 UUID's random bits, after its version digit, with their variant bits in place.
-  const random = randomUUID();
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+  return prefix + randomUUID().slice(15);
 }

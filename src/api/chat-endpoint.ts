@@ -10,7 +10,8 @@
  * ones included (`relay.reject` records, then throws the error for the server to render).
  */
 import { z } from 'zod';
-import { AppError, ForbiddenError, NotFoundError } from '../errors.js';
+import { AppError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
+import type { Principal } from '../auth/tokens.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { ActiveKey } from '../projections/keys.js';
 import { findVisiblePreset, presetDocument } from '../projections/presets.js';
@@ -19,7 +20,7 @@ import { KEY_PREFIX } from '../relay/access/key-gate.js';
 import { applyPreset } from '../relay/presets.js';
 import type { RelayCaller } from '../relay/relay.js';
 import { ChatCompletionRequest } from '../relay/schema.js';
-import { requirePrincipal } from './auth.js';
+import { principalNow, requirePrincipal } from './auth.js';
 import type { AppContext } from './context.js';
 import { validationError } from './errors.js';
 
@@ -31,6 +32,8 @@ import { validationError } from './errors.js';
  * a value out of range...) goes through zod, so valid bodies are accepted and invalid ones get the
  * very same 400 as before. If a constraint in src/relay/schema.ts is tightened, tighten it here.
  */
+const BEARER_KEY = `Bearer ${KEY_PREFIX}`;
+
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_call_id']);
 
@@ -75,6 +78,9 @@ const FIELD_CHECKS: Record<string, (v: unknown) => boolean> = {
   preset_id: (v) => v === undefined,
 };
 
+/** The same checks by name, for lookups by a body's own keys (no inherited `constructor` & co). */
+const FIELD_CHECK_BY_NAME: ReadonlyMap<string, (v: unknown) => boolean> = new Map(Object.entries(FIELD_CHECKS));
+
 // A field added to (or removed from) the schema must be handled above: refuse to start otherwise.
 const schemaFields = Object.keys(ChatCompletionRequest.shape).sort().join(',');
 if (schemaFields !== Object.keys(FIELD_CHECKS).sort().join(',')) throw new Error(`relay fast validation is out of date with ChatCompletionRequest (${schemaFields})`);
@@ -82,8 +88,11 @@ if (schemaFields !== Object.keys(FIELD_CHECKS).sort().join(',')) throw new Error
 /** True only if zod would accept `body` and return it as it is (unknown top-level keys pass, as with zod's looseObject). */
 export function isPlainChatRequest(body: unknown): body is ChatCompletionRequest {
   if (!isObject(body) || body.model === undefined || body.messages === undefined) return false;
-  for (const key in FIELD_CHECKS) {
-    if (!FIELD_CHECKS[key]!(body[key])) return false;
+  // Only the fields the body has: every check passes an absent (undefined) field, and a body has
+  // a few of the schema's twenty-odd fields.
+  for (const key in body) {
+    const check = FIELD_CHECK_BY_NAME.get(key);
+    if (check !== undefined && !check(body[key])) return false;
   }
   return true;
 }
@@ -123,12 +132,31 @@ export class ChatEndpoint {
    * access token.
    */
   async caller(request: HttpRequestLike): Promise<ResolvedCaller> {
+    return this.callerNow(request) ?? (await this.verifiedCaller(request));
+  }
+
+  /** The caller once its access token is verified (the signature check not cached yet, or a cookie). */
+  private async verifiedCaller(request: HttpRequestLike): Promise<ResolvedCaller> {
+    return this.sessionCaller(await requirePrincipal(request, this.ctx.tokens));
+  }
+
+  /**
+   * The caller when it is known without waiting (an API key, or an access token whose signature
+   * check is cached), else undefined. Throws what `caller` would reject with.
+   */
+  private callerNow(request: HttpRequestLike): ResolvedCaller | undefined {
     const header = request.headers.authorization;
-    if (typeof header === 'string' && header.startsWith(`Bearer ${KEY_PREFIX}`)) {
+    if (typeof header === 'string' && header.startsWith(BEARER_KEY)) {
       const key = this.ctx.keyGate.authenticate(header.slice(7).trim(), this.ctx.views.keys.state);
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
-    const principal = await requirePrincipal(request, this.ctx.tokens);
+    const principal = principalNow(request, this.ctx.tokens);
+    if (principal === undefined) return undefined;
+    if (principal === null) throw new UnauthorizedError();
+    return this.sessionCaller(principal);
+  }
+
+  private sessionCaller(principal: Principal): ResolvedCaller {
     if (!this.ctx.rbac.allows(principal.role, 'chat:use')) throw new ForbiddenError('this account may not use the relay (permission chat:use)', 'forbidden');
     return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
   }
@@ -151,7 +179,8 @@ export class ChatEndpoint {
       response.setHeader('deprecation', 'true');
       response.setHeader('link', '</v1/chat/completions>; rel="successor-version"');
     }
-    const { caller, key } = await this.caller(request);
+    // Without an await when nothing needs one: each is a promise and a microtask per request.
+    const { caller, key } = this.callerNow(request) ?? (await this.verifiedCaller(request));
     let body = rawBody;
     let presetFailure: AppError | null = null;
     // The preset goes first, so that it can supply the model; requests without one pass at once.

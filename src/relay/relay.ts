@@ -4,7 +4,6 @@
  * undici client, retries what is retryable on the next channel with exponential backoff, streams
  * without buffering, feeds channel health, and publishes exactly one usage event per request.
  */
-import { EventEmitter } from 'node:events';
 import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
@@ -59,20 +58,48 @@ class AttemptFailure extends Error {
 
 const RETRY_AFTER_DEFAULT_MS = 5_000;
 
+const NO_PROVIDERS: readonly string[] = Object.freeze([]);
+
+/** The headers of a completion (the HTTP servers only read them, so one object serves every answer). */
+const JSON_CONTENT = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+
 /**
- * "The client went away", in the form UpstreamPools.request accepts as a signal (an EventEmitter
- * with `aborted` and `reason` that emits 'abort', as undici also accepts). An AbortController is an
- * EventTarget, and creating one per request was a visible share of the relay's CPU time.
+ * "The client went away", in the form UpstreamPools.request accepts as a signal (an AbortEmitter:
+ * `aborted`, `reason`, and 'abort' listeners added with `once` and removed with `off`). An
+ * AbortController is an EventTarget, and creating one per request was a visible share of the
+ * relay's CPU time; a Node EventEmitter (its listener table, a bound wrapper per `once`) also
+ * showed, for what is at most two listeners that fire at most once.
  */
-export class ClientGone extends EventEmitter {
+export class ClientGone {
   aborted = false;
   reason: Error | undefined;
+  private listeners: Array<() => void> | null = null;
 
   abort(reason: Error): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    this.emit('abort');
+    const listeners = this.listeners;
+    this.listeners = null;
+    if (listeners !== null) for (const listener of listeners) listener();
+  }
+
+  /** Listeners are called once, on abort, in the order they were added. */
+  once(_event: 'abort', listener: () => void): this {
+    if (!this.aborted) (this.listeners ??= []).push(listener);
+    return this;
+  }
+
+  off(_event: 'abort', listener: () => void): this {
+    const listeners = this.listeners;
+    if (listeners === null) return this;
+    const i = listeners.indexOf(listener);
+    if (i !== -1) listeners.splice(i, 1);
+    return this;
+  }
+
+  listenerCount(_event: 'abort'): number {
+    return this.listeners?.length ?? 0;
   }
 }
 
@@ -141,18 +168,22 @@ function classifyException(error: unknown): AttemptFailure {
 
 /**
  * The response identity, with the fallback id made only when something reads it: OpenAI-compatible
- * upstreams send their own, and each id costs a randomBytes call (a system call).
+ * upstreams send their own, and each id costs a randomBytes call (a system call). A class (a
+ * getter on its prototype) rather than an object literal with a getter, which V8 builds slowly.
+ * Being a prototype getter, `id` is not copied by a spread: copy a meta field by field.
  */
-function responseMeta(created: number, model: string, includeUsage: boolean): ResponseMeta {
-  let id: string | undefined;
-  return {
-    get id() {
-      return (id ??= completionId());
-    },
-    created,
-    model,
-    includeUsage,
-  };
+class LazyResponseMeta implements ResponseMeta {
+  private fallbackId: string | undefined;
+
+  constructor(
+    readonly created: number,
+    readonly model: string,
+    readonly includeUsage: boolean,
+  ) {}
+
+  get id(): string {
+    return (this.fallbackId ??= completionId());
+  }
 }
 
 export class Relay {
@@ -215,7 +246,7 @@ export class Relay {
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
-      const meta = responseMeta(Math.floor(startedAt.getTime() / 1000), input.model, input.stream_options?.include_usage === true);
+      const meta = new LazyResponseMeta(Math.floor(startedAt.getTime() / 1000), input.model, input.stream_options?.include_usage === true);
       await this.attempt(request, response, body, candidates, meta, usage, gone, t0);
     } catch (error) {
       if (error instanceof AppError) {
@@ -239,7 +270,9 @@ export class Relay {
   }
 
   /** The request's own aliases and provider order (Switchyard extensions). */
-  private applyRequestMapping(input: ChatCompletionRequest): { body: ChatCompletionRequest; model: string; providers: string[] } {
+  private applyRequestMapping(input: ChatCompletionRequest): { body: ChatCompletionRequest; model: string; providers: readonly string[] } {
+    // Most requests use neither extension: nothing to build.
+    if (input.model_mapping === undefined && input.provider_config === undefined) return { body: input, model: input.model, providers: NO_PROVIDERS };
     let body = input;
     let model = input.model;
     const providers: string[] = [];
@@ -357,7 +390,7 @@ export class Relay {
       throw new AppError(502, 'upstream_error', 'upstream_bad_response', `upstream sent a response that could not be read: ${(error as Error).message}`);
     }
     completion.usage = this.fillUsage(usage, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
-    response.send(200, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(completion));
+    response.send(200, JSON_CONTENT, JSON.stringify(completion));
   }
 
   private async pipeStream(

@@ -20,7 +20,7 @@ export interface RouteQuery {
   tenantId: string;
   model: string;
   /** Provider names (channel type or channel name) in the order to try; empty = any. */
-  providers?: string[];
+  providers?: readonly string[];
   /** Channel ids the caller may use (API key restrictions); undefined = all. */
   allowedChannelIds?: ReadonlySet<string>;
   now?: number;
@@ -59,7 +59,9 @@ export class Router {
       const upstreamModel = servedModel(c, query.model);
       if (upstreamModel) usable.push({ entry, upstreamModel });
     }
-    const providers = query.providers?.filter(Boolean) ?? [];
+    const providers = query.providers !== undefined && query.providers.length > 0 ? query.providers.filter(Boolean) : [];
+    // One usable channel and no provider order (the common case): the order below would be just it.
+    if (usable.length === 1 && providers.length === 0) return [{ channel: usable[0]!.entry.channel, upstreamModel: usable[0]!.upstreamModel }];
     const groups = providers.length > 0 ? providers.map((p) => usable.filter((u) => u.entry.channel.type === p || u.entry.channel.name === p)) : [usable];
     const ordered: Candidate[] = [];
     const seen = new Set<string>();

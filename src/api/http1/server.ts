@@ -538,6 +538,8 @@ class Response implements Http1Response {
   private asciiHead = true;
   /** setHeader() pairs, flat: name, value, name, value... */
   private extraHeaders: Array<string | Http1HeaderValue> | null = null;
+  /** A string value given to setHeader has latin1 characters beyond ASCII. */
+  private extraNonAscii = false;
   private closeListeners: Array<() => void> | null = null;
 
   constructor(
@@ -551,9 +553,11 @@ class Response implements Http1Response {
   setHeader(name: string, value: Http1HeaderValue): void {
     if (this.headersSent) throw new Error('setHeader: headers already sent');
     checkHeaderName(name);
-    // Checked now, so the mistake surfaces where it is made (and again when the head is built).
-    if (typeof value === 'string') checkHeaderValue(name, value);
-    else if (typeof value !== 'number') for (const item of value) checkHeaderValue(name, String(item));
+    // Checked now, so the mistake surfaces where it is made. A string or number cannot change
+    // afterwards, so the head takes it as checked here; a list is checked again there.
+    if (typeof value === 'string') {
+      if (!checkHeaderValue(name, value)) this.extraNonAscii = true;
+    } else if (typeof value !== 'number') for (const item of value) checkHeaderValue(name, String(item));
     (this.extraHeaders ??= []).push(name, value);
   }
 
@@ -706,6 +710,7 @@ class Response implements Http1Response {
   /** The handler failed before answering: a generic 500 (without the headers it had set). */
   sendInternalError(): void {
     this.extraHeaders = null;
+    this.extraNonAscii = false;
     this.send(500, { 'Content-Type': 'application/json' }, INTERNAL_ERROR_BODY);
   }
 
@@ -724,17 +729,16 @@ class Response implements Http1Response {
     }
     const extra = this.extraHeaders;
     if (extra !== null) {
-      const given = new Set<string>();
-      for (const name in headers) given.add(name.toLowerCase());
       for (let i = 0; i < extra.length; i += 2) {
         const name = extra[i] as string;
-        const lower = name.toLowerCase();
-        if (given.has(lower)) continue;
+        if (hasHeaderNamed(headers, name)) continue;
         const kind = classifyHeader(name);
         if (kind === HeaderKind.Framing) continue;
         if (kind === HeaderKind.Date) hasDate = true;
-        head += this.headerLines(name, extra[i + 1] as Http1HeaderValue);
+        const value = extra[i + 1] as Http1HeaderValue;
+        head += typeof value === 'object' ? this.headerLines(name, value) : `${name}: ${value}\r\n`;
       }
+      if (this.extraNonAscii) this.asciiHead = false;
     }
     if (!hasDate) head += `Date: ${httpDate()}\r\n`;
     return head;
@@ -755,6 +759,17 @@ class Response implements Http1Response {
     }
     return lines;
   }
+}
+
+/**
+ * Whether `headers` has a field named `name`, in any case. A scan, not a set of lower-cased
+ * names: an answer has a handful of headers, and this runs for each one set with setHeader.
+ */
+function hasHeaderNamed(headers: Http1Headers, name: string): boolean {
+  for (const given in headers) {
+    if (given.length === name.length && (given === name || given.toLowerCase() === name.toLowerCase())) return true;
+  }
+  return false;
 }
 
 const enum HeaderKind {

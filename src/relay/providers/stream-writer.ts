@@ -49,7 +49,9 @@ export class ChunkWriter {
 
   /** Chunks (and the usage chunk) name `model` from now on: the upstream said which model answered. */
   setModel(model: string): void {
-    this.chunkMeta = { ...this.meta, model };
+    // Field by field: the relay's meta computes its fallback id in a getter, which a spread would drop.
+    const { meta } = this;
+    this.chunkMeta = { id: meta.id, created: meta.created, model, includeUsage: meta.includeUsage };
   }
 
   /** One chunk; the first of the stream also carries the assistant role. */

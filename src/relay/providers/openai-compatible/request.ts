@@ -20,6 +20,13 @@ export const DEFAULT_QUIRKS: CompatQuirks = { streamUsage: true, multipleChoices
 /** Fields Switchyard understands itself and never forwards. */
 const EXTENSION_FIELDS = new Set(['provider_config', 'model_mapping', 'preset_id']);
 
+/** Whether `compatBody` would return a copy equal to `request` itself (same keys, same order, same values). */
+function forwardsAsIs(request: ChatCompletionRequest, ctx: ProviderContext, quirks: CompatQuirks): boolean {
+  if (request.model !== ctx.model || (request.stream && quirks.streamUsage)) return false;
+  for (const key in request) if (EXTENSION_FIELDS.has(key)) return false;
+  return true;
+}
+
 export function compatBody(request: ChatCompletionRequest, ctx: ProviderContext, quirks: CompatQuirks, includeModel = true): Record<string, unknown> {
   if (!quirks.multipleChoices && (request.n ?? 1) > 1) throw unsupported('n', `${ctx.channel.type} channels return one choice: n must be 1`);
   const body: Record<string, unknown> = {};
@@ -35,11 +42,48 @@ export function compatBody(request: ChatCompletionRequest, ctx: ProviderContext,
   return body;
 }
 
-export function buildCompatRequest(request: ChatCompletionRequest, ctx: ProviderContext, quirks: CompatQuirks = DEFAULT_QUIRKS): UpstreamRequest {
+/** What a channel's requests share, built once per channel (and again if its settings change). */
+interface ChannelTarget {
+  baseUrl: string;
+  apiKey: string;
+  organization: unknown;
+  url: string;
+  headers: Readonly<Record<string, string>>;
+  streamHeaders: Readonly<Record<string, string>>;
+}
+
+/**
+ * Per channel object; each entry remembers the settings it was built from and is rebuilt when
+ * they differ, so a channel changed in place is never served stale headers. The relay sends the
+ * same URL and headers on every request of a channel: building them (two regex replaces, the
+ * Authorization string) each time showed in profiles, and a URL string seen before also makes
+ * the pool's URL lookup cheaper (its hash is cached).
+ */
+const channelTargets = new WeakMap<ProviderContext['channel'], ChannelTarget>();
+
+function channelTarget(channel: ProviderContext['channel']): ChannelTarget {
+  const organization = channel.config.organization;
+  const cached = channelTargets.get(channel);
+  if (cached && cached.baseUrl === channel.baseUrl && cached.apiKey === channel.apiKey && cached.organization === organization) return cached;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (ctx.channel.apiKey) headers.authorization = `Bearer ${ctx.channel.apiKey}`;
-  const organization = ctx.channel.config.organization;
+  if (channel.apiKey) headers.authorization = `Bearer ${channel.apiKey}`;
   if (typeof organization === 'string' && organization) headers['openai-organization'] = organization;
-  if (request.stream) headers.accept = 'text/event-stream';
-  return { url: joinUrl(ctx.channel.baseUrl, 'chat/completions'), method: 'POST', headers, body: JSON.stringify(compatBody(request, ctx, quirks)) };
+  const target: ChannelTarget = {
+    baseUrl: channel.baseUrl,
+    apiKey: channel.apiKey,
+    organization,
+    url: joinUrl(channel.baseUrl, 'chat/completions'),
+    // Frozen: every request of the channel shares them.
+    headers: Object.freeze(headers),
+    streamHeaders: Object.freeze({ ...headers, accept: 'text/event-stream' }),
+  };
+  channelTargets.set(channel, target);
+  return target;
+}
+
+export function buildCompatRequest(request: ChatCompletionRequest, ctx: ProviderContext, quirks: CompatQuirks = DEFAULT_QUIRKS): UpstreamRequest {
+  const target = channelTarget(ctx.channel);
+  // The common request (nothing to drop or change) is serialised as it is, without a copy first.
+  const body = forwardsAsIs(request, ctx, quirks) && (quirks.multipleChoices || (request.n ?? 1) <= 1) ? request : compatBody(request, ctx, quirks);
+  return { url: target.url, method: 'POST', headers: request.stream ? target.streamHeaders : target.headers, body: JSON.stringify(body) };
 }
