@@ -10,6 +10,7 @@
  * Rebuild: reset the tables, set the checkpoint to 0 and bump the generation in one transaction.
  * A projector still running the old generation notices at its next write and restarts.
  */
+import { preparedStatement } from '../../adapters/sql/compiled.js';
 import type { Logger } from '../../logger.js';
 import type { Commit, EventStore, Subscription } from '../../ports/event-store.js';
 import type { Projection, ReadModelDb } from './projection.js';
@@ -47,6 +48,19 @@ export interface ProjectionStatus {
 }
 
 const now = () => new Date().toISOString();
+
+/**
+ * Moves a checkpoint to `position` if it is still below it and of `generation`: the claim every
+ * applied commit makes in its transaction (compiled once: it runs for every commit of every projection).
+ */
+const claimCheckpoint = preparedStatement('projection_checkpoints.claim', ['name', 'position', 'generation', 'updated_at'], (db: ReadModelDb, p) =>
+  db
+    .updateTable('projection_checkpoints')
+    .set({ position: p('position'), updated_at: p('updated_at') })
+    .where('name', '=', p('name'))
+    .where('position', '<', p('position'))
+    .where('generation', '=', p('generation')),
+);
 
 export class ProjectionRunner {
   private readonly running = new Map<string, Running>();
@@ -298,14 +312,8 @@ export class ProjectionRunner {
     const relevant = commit.events.filter((e) => state.relevant.has(e.type));
     if (relevant.length > 0) {
       await this.db.transaction().execute(async (trx) => {
-        const claimed = await trx
-          .updateTable('projection_checkpoints')
-          .set({ position: commit.position, updated_at: now() })
-          .where('name', '=', state.projection.name)
-          .where('position', '<', commit.position)
-          .where('generation', '=', state.generation)
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) === 0) {
+        const claimed = await claimCheckpoint(trx, { name: state.projection.name, position: commit.position, generation: state.generation, updated_at: now() });
+        if (Number(claimed.numAffectedRows) === 0) {
           const row = await trx.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
           if (row && row.generation !== state.generation) throw new GenerationChanged(`projection ${state.projection.name} was rebuilt`);
           return; // already applied (redelivery, or another instance got there first)
