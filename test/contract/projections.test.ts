@@ -190,6 +190,30 @@ describe.each(dialects)('projection runner on %s', (dialect, available) => {
     expect(byStream).toEqual({ 'tally-s0': 8 + 14, 'tally-s1': 8 + 13, 'tally-s2': 8 + 13, 'tally-s3': 8, 'tally-s4': 8 });
   });
 
+  it('applies catch-up commits once when another instance applied some of a transaction\'s commits first', async () => {
+    await appendTraffic(store, 30);
+    const p = tally();
+    const other = runner(p);
+    // The other instance applies the first ten commits just after this one has read the log:
+    // this one's claim for all thirty (position < the first) fails, and it goes commit by commit.
+    let overtaken = false;
+    const racing = Object.create(store) as EventStore;
+    racing.readAll = async (options) => {
+      const commits = await store.readAll(options);
+      if (!overtaken && commits.length >= 10) {
+        overtaken = true;
+        await other.catchUpOnce(p, 0, commits[9]!.position);
+      }
+      return commits;
+    };
+    const r = runner(p, sql, racing);
+    await r.start();
+    await r.waitFor(await store.headPosition());
+    expect(overtaken).toBe(true);
+    expect((await rows(sql)).reduce((n, x) => n + x.events, 0)).toBe(30);
+    expect(p.applied).toBe(30);
+  });
+
   it('rebuilds to exactly the live state, also while another instance keeps projecting', async () => {
     await appendTraffic(store, 25);
     const live = runner(tally());
