@@ -265,8 +265,13 @@ async function applyUsageBatch(trx: ReadModelDb, items: readonly UsageItem[]) {
       created_at: stored.occurred_at,
     });
     if (usage.key_id !== null && rating.cost > 0) {
-      const spend = keySpend.get(usage.key_id) ?? { tenantId, delta: 0, at: stored.occurred_at };
-      keySpend.set(usage.key_id, { tenantId: spend.tenantId, delta: spend.delta + rating.cost, at: stored.occurred_at });
+      const spend = keySpend.get(usage.key_id);
+      if (spend) {
+        spend.delta += rating.cost;
+        spend.at = stored.occurred_at;
+      } else {
+        keySpend.set(usage.key_id, { tenantId, delta: rating.cost, at: stored.occurred_at });
+      }
     }
     if (rating.charge > 0) {
       let balance = balances.get(userId);

@@ -116,19 +116,22 @@ export function serverInsertChunks(n: number): number[] {
 export async function insertRows<Row extends object>(db: AnyDb, table: string, columns: readonly (keyof Row & string)[], rows: readonly Row[]): Promise<void> {
   let start = 0;
   const sizes = db.getExecutor().adapter instanceof SqliteAdapter ? insertChunks(rows.length) : serverInsertChunks(rows.length);
+  const width = columns.length;
   for (const size of sizes) {
-    const part = rows.slice(start, start + size);
+    const first = start;
     start += size;
-    const parameters: unknown[] = [];
-    for (const row of part) {
-      for (const column of columns) {
-        const value = row[column];
-        if (value === undefined) throw new Error(`insertRows(${table}): no value for column ${column}`);
-        parameters.push(value);
+    // Sized once and filled by index: these arrays hold thousands of values per batch.
+    const parameters = new Array<unknown>(size * width);
+    for (let r = 0; r < size; r++) {
+      const row = rows[first + r]!;
+      for (let c = 0; c < width; c++) {
+        const value = row[columns[c]!];
+        if (value === undefined) throw new Error(`insertRows(${table}): no value for column ${columns[c]}`);
+        parameters[r * width + c] = value;
       }
     }
     await executeCompiled(db, `insert ${table} (${columns.join(',')}) x${size}`, parameters, () =>
-      db.insertInto(table).values(part.map((row) => Object.fromEntries(columns.map((c) => [c, row[c]])))),
+      db.insertInto(table).values(rows.slice(first, first + size).map((row) => Object.fromEntries(columns.map((c) => [c, row[c]])))),
     );
   }
 }
