@@ -61,6 +61,12 @@ function duplicating(store: EventStore): EventStore {
         await options.onCommit(commit);
         await options.onCommit(commit);
       },
+      onCommits:
+        options.onCommits &&
+        (async (commits) => {
+          await options.onCommits!(commits);
+          await options.onCommits!(commits);
+        }),
     });
   return wrapper;
 }
@@ -171,6 +177,33 @@ describe.each(dialects)('projection runner on %s', (dialect, available) => {
     await r.waitFor(await store.headPosition());
     expect((await rows(sql)).reduce((n, x) => n + x.events, 0)).toBe(15);
     expect(p.applied).toBe(15);
+  });
+
+  it('applies live commits that queued up behind a slow projection together, each once, also when delivered twice', async () => {
+    const slow = tally();
+    const apply = slow.apply.bind(slow);
+    slow.apply = async (trx, event) => {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      return apply(trx, event);
+    };
+    const deliveries: number[] = [];
+    const twice = duplicating(store);
+    const observed = Object.create(twice) as EventStore;
+    observed.subscribe = (options) =>
+      twice.subscribe({
+        ...options,
+        onCommits: async (commits) => {
+          deliveries.push(commits.length);
+          await options.onCommits!(commits);
+        },
+      });
+    const r = runner(slow, sql, observed);
+    await r.start();
+    await appendTraffic(store, 60);
+    await r.waitFor(await store.headPosition());
+    expect(deliveries.some((n) => n > 1)).toBe(true);
+    expect((await rows(sql)).reduce((n, x) => n + x.events, 0)).toBe(60);
+    expect(slow.applied).toBe(60);
   });
 
   it('applies each commit once with two instances projecting side by side', async () => {

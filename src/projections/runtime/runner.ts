@@ -4,7 +4,7 @@
  * Idempotence: each commit is applied in ONE transaction together with a conditional checkpoint
  * update (`position < commit AND generation = g`). A redelivered commit, or one another instance
  * already applied, updates no checkpoint row and is rolled back, so it is never applied twice.
- * While catching up, consecutive commits share a transaction (`position < first AND generation =
+ * While catching up (or behind the live log), consecutive commits share a transaction (`position < first AND generation =
  * g`, set to the last); if that claim fails they are applied one by one, each with its own claim.
  * Several instances can run the same projector side by side (JetStream hands each commit to one of
  * them through a shared durable consumer; the checkpoint guard makes it exact either way).
@@ -41,7 +41,7 @@ const REPLAY_BATCH = 500;
 
 /**
  * Relevant events one transaction applies at most when several commits are waiting (a catch-up
- * read): a read-model transaction's commit writes every page it dirtied, and the per-request
+ * read, or live commits that queued up while the projector was busy): a read-model transaction's commit writes every page it dirtied, and the per-request
  * tables' indexes by user and by key dirty a page per user and per key touched, so committing
  * several log commits together writes each such page once instead of once per log commit.
  */
@@ -306,6 +306,8 @@ export class ProjectionRunner {
         after: state.position,
         durableName: `projection_${projection.name}`,
         onCommit: (commit) => this.applyCommits(state, [commit]),
+        // Commits that queued up while this projector was busy: several per transaction too.
+        onCommits: (commits) => this.applyInGroups(state, commits, superseded),
         onError: (error) => this.onSubscriptionError(state, error),
       });
     })().catch((error: unknown) => this.onSubscriptionError(state, error));
