@@ -2,7 +2,7 @@
  * Usage projections benchmark: what each relayed request's usage event costs Switchyard after the
  * response, per event, without a load generator or an upstream sharing the CPU.
  *
- *   npx tsx bench/usage-projections.ts [--events N] [--batch B] [--users U] [--priced] [--random-ids] [--db sqlite|mysql|postgres] [--runs R] [--json]
+ *   npx tsx bench/usage-projections.ts [--events N] [--batch B] [--users U] [--priced] [--random-ids] [--db sqlite|mysql|postgres] [--runs R] [--json] [--profile FILE]
  *
  * Appends N UsageRecorded events (U users with an API key each, a few models, some failures) to
  * an embedded SQLite log in commits of B events, as the relay's usage publisher does under load
@@ -21,6 +21,10 @@
  * CPU time is the steadier figure on a machine shared with other work. With --runs R every phase
  * runs R times and the lowest figures are kept.
  *
+ * With --profile FILE, the first run's "all three" phase runs under V8's sampling profiler (this
+ * thread: the projections' own work, not the log writer's) and writes FILE (a .cpuprofile, for
+ * Chrome's DevTools); the functions with the most self time are printed too.
+ *
  * Read-model databases: SQLite in a temp file (default), or MariaDB / PostgreSQL from
  * MYSQL_URL / POSTGRES_URL (defaults: the local test servers), each in a fresh database.
  */
@@ -28,6 +32,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -51,6 +56,7 @@ const { values: args } = parseArgs({
     db: { type: 'string', default: 'sqlite' },
     runs: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 
@@ -151,17 +157,53 @@ async function readBack(file: string, fold: boolean): Promise<Measure> {
   }
 }
 
-async function project(store: SqliteEventStore, head: number, projections: Projection[]): Promise<Measure> {
+interface CpuProfile {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Runs `work` under V8's sampling profiler; writes the profile to `file` and prints the top functions by self time. */
+async function profiled<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  const value = await work();
+  const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+  session.disconnect();
+  writeFileSync(file, JSON.stringify(profile));
+  const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
+  const parents = new Map(profile.nodes.flatMap((node) => (node.children ?? []).map((child) => [child, node.id] as const)));
+  // Samples inside the inspector's own calls (Profiler.stop building the profile) are the profiler's cost.
+  const isProfiler = (id: number | undefined): boolean => id !== undefined && (frames.get(id)!.url === 'node:inspector' || isProfiler(parents.get(id)));
+  const selfUs = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    if (isProfiler(id)) return;
+    const frame = frames.get(id)!;
+    const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/')}`;
+    selfUs.set(name, (selfUs.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  console.log(`profile of "all three": ${file}; self time, µs per event:`);
+  for (const [name, us] of [...selfUs].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${(us / EVENTS).toFixed(2).padStart(6)}  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${name}`);
+  return value;
+}
+
+/** Replays `projections` from an empty read-model database to `head`; with `profileTo`, under the profiler (the replay only). */
+async function project(store: SqliteEventStore, head: number, projections: Projection[], profileTo?: string): Promise<Measure> {
   const { sql, cleanup } = await freshDatabase(args.db as Dialect, {
     mysql: process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
     postgres: process.env.POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test',
   });
   try {
     const runner = new ProjectionRunner(store, sql.db, projections, pino({ level: 'warn' }));
-    const result = await measured(async () => {
-      await runner.start();
-      await runner.waitFor(head, { timeoutMs: 600_000 });
-    });
+    const replay = () =>
+      measured(async () => {
+        await runner.start();
+        await runner.waitFor(head, { timeoutMs: 600_000 });
+      });
+    const result = await (profileTo ? profiled(profileTo, replay) : replay());
     await runner.stop();
     return result;
   } finally {
@@ -209,7 +251,7 @@ async function main() {
       rows.push(perEvent('append', append));
       rows.push(perEvent('log read', await readBack(file, false)));
       rows.push(perEvent('billing live view', await readBack(file, true)));
-      for (const [name, projections] of sets) rows.push(perEvent(name, await project(store, head, projections)));
+      for (const [name, projections] of sets) rows.push(perEvent(name, await project(store, head, projections, run === 0 && name === 'all three' ? args.profile : undefined)));
       for (const row of rows) print(row);
       runs.push(rows);
     } finally {

@@ -119,6 +119,13 @@ export interface SubscribeOptions {
    * promise settles. If it throws, the subscription stops and `onError` is called.
    */
   onCommit: (commit: Commit) => Promise<void>;
+  /**
+   * Optional: several commits the adapter already has at hand (a subscriber that fell behind),
+   * in log order, delivered together instead of one `onCommit` each, under the same rules. Lets a
+   * projector apply them in fewer transactions. Adapters that receive commits one at a time
+   * ignore it.
+   */
+  onCommits?: (commits: readonly Commit[]) => Promise<void>;
   onError?: (error: unknown) => void;
   /**
    * A name shared by every instance that runs the same projector. Adapters with server-side

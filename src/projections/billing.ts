@@ -15,14 +15,14 @@
  * (src/billing/rating.ts) to the same events, so every instance admits without a database read.
  */
 import type { Insertable } from 'kysely';
-import { insertRows, preparedStatement } from '../adapters/sql/compiled.js';
+import { insertRows, preparedStatement, selectWhereIn } from '../adapters/sql/compiled.js';
 import { CREDITS_EVENT_TYPES, CreditsEvent } from '../commands/credits/events.js';
 import { PLAN_EVENT_TYPES, PlanEvent, type PlanTerms } from '../commands/plans/events.js';
 import { PRICING_EVENT_TYPES, PricingEvent } from '../commands/pricing/events.js';
 import { SETTINGS_EVENT_TYPES, SettingsEvent } from '../commands/settings/events.js';
 import { SUBSCRIPTION_EVENT_TYPES, SubscriptionEvent } from '../commands/subscriptions/events.js';
 import { USAGE_RECORDED, type UsageData } from '../commands/usage/events.js';
-import type { BillingLedgerTable, BillingPricesTable, BillingRequestsTable, BillingSettingsTable, BillingSubscriptionsTable } from '../adapters/sql/schema.js';
+import type { BillingBalancesTable, BillingLedgerTable, BillingPricesTable, BillingRequestsTable, BillingSettingsTable, BillingSubscriptionsTable } from '../adapters/sql/schema.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import { priceIn, type Price, type PriceTable } from '../billing/pricing.js';
 import { billedModel, DEFAULT_SETTINGS, isBillable, rate, trafficOf, usageFingerprint, type CoverageMode, type QuotaUse, type Settings, type SubscriptionSnapshot } from '../billing/rating.js';
@@ -118,14 +118,6 @@ async function post(trx: ReadModelDb, stored: StoredEvent, e: EntryFields) {
   await trx.insertInto('billing_ledger').values(ledgerRow(stored, e, after)).execute();
 }
 
-const CHUNK = 100;
-
-function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 interface UsageItem {
   stored: StoredEvent;
   usage: UsageData;
@@ -206,22 +198,25 @@ async function applyUsageBatch(trx: ReadModelDb, items: readonly UsageItem[]) {
   // Reads: what the requests already rated, prices, settings, subscriptions, balances.
   const seen = await ratedFingerprints(trx, requestIds);
   const prices = new Map<string, PriceTable>();
-  for (const row of await trx.selectFrom('billing_prices').selectAll().where('tenant_id', 'in', tenantIds).execute()) {
+  for (const row of await selectWhereIn<BillingPricesTable>(trx, 'billing_prices.by_tenant', tenantIds, (ids) => trx.selectFrom('billing_prices').selectAll().where('tenant_id', 'in', ids as string[]))) {
     let table = prices.get(row.tenant_id);
     if (!table) prices.set(row.tenant_id, (table = { models: new Map(), default: null }));
     if (row.model === DEFAULT_PRICE_MODEL) table.default = priceOfRow(row);
     else table.models.set(row.model, priceOfRow(row));
   }
   const settings = new Map<string, Settings>();
-  for (const row of await trx.selectFrom('billing_settings').selectAll().where('tenant_id', 'in', tenantIds).execute()) settings.set(row.tenant_id, settingsOfRow(row));
-  const subs = new Map<string, { tenantId: string; snapshot: SubscriptionSnapshot; at: string | null }>();
-  const balances = new Map<string, { tenantId: string; micro: number; exists: boolean; at: string | null }>();
-  for (const part of chunks(userIds)) {
-    for (const row of await trx.selectFrom('billing_subscriptions').selectAll().where('user_id', 'in', part).execute()) subs.set(row.user_id, { tenantId: row.tenant_id, snapshot: snapshotOfRow(row), at: null });
-    for (const row of await trx.selectFrom('billing_balances').select(['user_id', 'tenant_id', 'balance_micro']).where('user_id', 'in', part).execute()) {
-      balances.set(row.user_id, { tenantId: row.tenant_id, micro: n(row.balance_micro), exists: true, at: null });
-    }
+  for (const row of await selectWhereIn<BillingSettingsTable>(trx, 'billing_settings.by_tenant', tenantIds, (ids) => trx.selectFrom('billing_settings').selectAll().where('tenant_id', 'in', ids as string[]))) {
+    settings.set(row.tenant_id, settingsOfRow(row));
   }
+  const subs = new Map<string, { tenantId: string; snapshot: SubscriptionSnapshot; at: string | null }>();
+  for (const row of await selectWhereIn<BillingSubscriptionsTable>(trx, 'billing_subscriptions.by_user', userIds, (ids) => trx.selectFrom('billing_subscriptions').selectAll().where('user_id', 'in', ids as string[]))) {
+    subs.set(row.user_id, { tenantId: row.tenant_id, snapshot: snapshotOfRow(row), at: null });
+  }
+  const balances = new Map<string, { tenantId: string; micro: number; exists: boolean; at: string | null }>();
+  const balanceRows = await selectWhereIn<Pick<BillingBalancesTable, 'user_id' | 'tenant_id' | 'balance_micro'>>(trx, 'billing_balances.by_user', userIds, (ids) =>
+    trx.selectFrom('billing_balances').select(['user_id', 'tenant_id', 'balance_micro']).where('user_id', 'in', ids as string[]),
+  );
+  for (const row of balanceRows) balances.set(row.user_id, { tenantId: row.tenant_id, micro: n(row.balance_micro), exists: true, at: null });
 
   // Rating, in log order, in memory.
   const requestRows: BillingRequestsTable[] = [];
@@ -270,8 +265,13 @@ async function applyUsageBatch(trx: ReadModelDb, items: readonly UsageItem[]) {
       created_at: stored.occurred_at,
     });
     if (usage.key_id !== null && rating.cost > 0) {
-      const spend = keySpend.get(usage.key_id) ?? { tenantId, delta: 0, at: stored.occurred_at };
-      keySpend.set(usage.key_id, { tenantId: spend.tenantId, delta: spend.delta + rating.cost, at: stored.occurred_at });
+      const spend = keySpend.get(usage.key_id);
+      if (spend) {
+        spend.delta += rating.cost;
+        spend.at = stored.occurred_at;
+      } else {
+        keySpend.set(usage.key_id, { tenantId, delta: rating.cost, at: stored.occurred_at });
+      }
     }
     if (rating.charge > 0) {
       let balance = balances.get(userId);

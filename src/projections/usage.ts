@@ -44,6 +44,26 @@ export function dayOf(iso: string): string {
 /** `YYYY-MM-DDTHH:mm:ss.sssZ`, as toISOString() writes every year from 0 to 9999. */
 const CANONICAL_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
+/** Days in each month of a common year. */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether `iso` is toISOString()'s own text for the instant it names, so that it can be stored as
+ * given, without the Date round trip (most of what building a request row cost): the canonical
+ * form with every field in range. Date.parse also accepts 24:00 or February 30th and moves them
+ * on; those (and every other form) take the round trip.
+ */
+export function isCanonicalInstant(iso: string): boolean {
+  if (!CANONICAL_ISO.test(iso)) return false;
+  const year = Number(iso.slice(0, 4));
+  const month = Number(iso.slice(5, 7));
+  const day = Number(iso.slice(8, 10));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  if (days === undefined || day < 1 || day > days) return false;
+  return Number(iso.slice(11, 13)) <= 23 && Number(iso.slice(14, 16)) <= 59 && Number(iso.slice(17, 19)) <= 59;
+}
+
 /** hourOf / dayOf of one time; a canonical ISO string is cut instead of parsed (same result, a fraction of the cost). */
 function bucketsOf(iso: string): { hour: string; day: string } {
   if (CANONICAL_ISO.test(iso)) return { hour: `${iso.slice(0, 13)}:00:00.000Z`, day: `${iso.slice(0, 10)}T00:00:00.000Z` };
@@ -53,12 +73,16 @@ function bucketsOf(iso: string): { hour: string; day: string } {
 /** Microseconds from the event's milliseconds (two decimals): exact, an integer. */
 const micros = (ms: number) => Math.max(0, Math.round(ms * 1000));
 
+/** A start time in toISOString()'s form; a malformed one would make every bucket invalid: the commit's time instead. */
+function normalisedStart(startedAt: string, recordedAt: string): string {
+  const ms = Date.parse(startedAt);
+  return Number.isNaN(ms) ? recordedAt : new Date(ms).toISOString();
+}
+
 /** The row of a request (from its event, as stored); `occurrence` > 0 for another request that reused the id. */
 export function usageRow(usage: UsageData, stored: Pick<StoredEvent, 'id' | 'occurred_at' | 'position' | 'version'>, occurrence = 0, fingerprint = usageFingerprint(usage)): UsageRequestsTable {
   const recordedAt = stored.occurred_at;
-  // A malformed start time would make every bucket invalid: fall back to the commit's time.
-  const startedMs = Date.parse(usage.started_at);
-  const started = Number.isNaN(startedMs) ? recordedAt : new Date(startedMs).toISOString();
+  const started = isCanonicalInstant(usage.started_at) ? usage.started_at : normalisedStart(usage.started_at, recordedAt);
   const { hour, day } = bucketsOf(started);
   const requestId = clip(usage.request_id, 128);
   return {
@@ -205,6 +229,9 @@ async function writeRollup(trx: ReadModelDb, table: RollupTable, deltas: Map<str
   await insertRows(trx, table, ROLLUP_COLUMNS[table], missing);
 }
 
+/** Values joined unambiguously, each after its length (cheaper than JSON, which escapes). */
+const dimensionsKey = (...values: string[]): string => values.map((v) => `${v.length}:${v}`).join('');
+
 /** The request ids (as stored) already projected, with their rows' fingerprints. */
 const projectedFingerprints = idLookup('usage_requests');
 
@@ -236,8 +263,8 @@ async function applyUsageBatch(trx: ReadModelDb, events: readonly StoredEvent[])
     if (prior) prior.push(fingerprint);
     else seen.set(requestId, [fingerprint]);
     rows.push(row);
-    // The rollup rows' keys: their dimensions (JSON: unambiguous), after the bucket start (fixed-width ISO text for every valid row).
-    const dimensions = JSON.stringify([row.tenant_id, row.user_id ?? '', row.key_id ?? '', row.channel_id ?? '', row.model]);
+    // The rollup rows' keys: their dimensions, after the bucket start (fixed-width ISO text for every valid row).
+    const dimensions = dimensionsKey(row.tenant_id, row.user_id ?? '', row.key_id ?? '', row.channel_id ?? '', row.model);
     addToDelta(hourly, row.hour + dimensions, row);
     addToDelta(daily, row.day + dimensions, row);
   }

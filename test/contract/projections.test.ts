@@ -61,6 +61,12 @@ function duplicating(store: EventStore): EventStore {
         await options.onCommit(commit);
         await options.onCommit(commit);
       },
+      onCommits:
+        options.onCommits &&
+        (async (commits) => {
+          await options.onCommits!(commits);
+          await options.onCommits!(commits);
+        }),
     });
   return wrapper;
 }
@@ -173,6 +179,33 @@ describe.each(dialects)('projection runner on %s', (dialect, available) => {
     expect(p.applied).toBe(15);
   });
 
+  it('applies live commits that queued up behind a slow projection together, each once, also when delivered twice', async () => {
+    const slow = tally();
+    const apply = slow.apply.bind(slow);
+    slow.apply = async (trx, event) => {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      return apply(trx, event);
+    };
+    const deliveries: number[] = [];
+    const twice = duplicating(store);
+    const observed = Object.create(twice) as EventStore;
+    observed.subscribe = (options) =>
+      twice.subscribe({
+        ...options,
+        onCommits: async (commits) => {
+          deliveries.push(commits.length);
+          await options.onCommits!(commits);
+        },
+      });
+    const r = runner(slow, sql, observed);
+    await r.start();
+    await appendTraffic(store, 60);
+    await r.waitFor(await store.headPosition());
+    expect(deliveries.some((n) => n > 1)).toBe(true);
+    expect((await rows(sql)).reduce((n, x) => n + x.events, 0)).toBe(60);
+    expect(slow.applied).toBe(60);
+  });
+
   it('applies each commit once with two instances projecting side by side', async () => {
     // A second instance with its own connections. better-sqlite3 waits for locks synchronously,
     // so two SQLite handles in ONE process would block each other; there the handle is shared.
@@ -188,6 +221,30 @@ describe.each(dialects)('projection runner on %s', (dialect, available) => {
     expect(result.reduce((n, x) => n + x.events, 0)).toBe(80);
     const byStream = Object.fromEntries(result.map((x) => [x.stream, x.events]));
     expect(byStream).toEqual({ 'tally-s0': 8 + 14, 'tally-s1': 8 + 13, 'tally-s2': 8 + 13, 'tally-s3': 8, 'tally-s4': 8 });
+  });
+
+  it('applies catch-up commits once when another instance applied some of a transaction\'s commits first', async () => {
+    await appendTraffic(store, 30);
+    const p = tally();
+    const other = runner(p);
+    // The other instance applies the first ten commits just after this one has read the log:
+    // this one's claim for all thirty (position < the first) fails, and it goes commit by commit.
+    let overtaken = false;
+    const racing = Object.create(store) as EventStore;
+    racing.readAll = async (options) => {
+      const commits = await store.readAll(options);
+      if (!overtaken && commits.length >= 10) {
+        overtaken = true;
+        await other.catchUpOnce(p, 0, commits[9]!.position);
+      }
+      return commits;
+    };
+    const r = runner(p, sql, racing);
+    await r.start();
+    await r.waitFor(await store.headPosition());
+    expect(overtaken).toBe(true);
+    expect((await rows(sql)).reduce((n, x) => n + x.events, 0)).toBe(30);
+    expect(p.applied).toBe(30);
   });
 
   it('rebuilds to exactly the live state, also while another instance keeps projecting', async () => {

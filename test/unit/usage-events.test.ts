@@ -5,7 +5,7 @@ import type { UsageData } from '../../src/commands/usage/events.js';
 import { usageFingerprint } from '../../src/billing/rating.js';
 import type { StoredEvent } from '../../src/ports/event-store.js';
 import { requireUsageEvent, usageEventOf } from '../../src/projections/usage-events.js';
-import { dayOf, hourOf, usageRow } from '../../src/projections/usage.js';
+import { dayOf, hourOf, isCanonicalInstant, usageRow } from '../../src/projections/usage.js';
 
 const usage: UsageData = {
   request_id: 'req-1',
@@ -72,6 +72,18 @@ describe('usageRow buckets', () => {
       '2024-05-01T12:30:00+02:00',
       '2024-05-01',
       '0001-01-01T00:00:00.000Z',
+      '0000-02-29T00:00:00.000Z',
+      '2024-02-29T10:00:00.000Z',
+      '2023-02-29T10:00:00.000Z',
+      '2024-02-30T00:00:00.000Z',
+      '1900-02-29T00:00:00.000Z',
+      '2000-02-29T00:00:00.000Z',
+      '2024-04-31T00:00:00.000Z',
+      '2024-00-10T00:00:00.000Z',
+      '2024-05-00T00:00:00.000Z',
+      '2024-05-01T24:00:00.000Z',
+      '2024-05-01T23:60:00.000Z',
+      '2024-05-01T23:59:60.000Z',
       '+010000-01-01T05:00:00.000Z',
       'not a time',
     ];
@@ -81,6 +93,18 @@ describe('usageRow buckets', () => {
       expect(row.started_at, started_at).toBe(expected);
       expect(row.hour, started_at).toBe(hourOf(expected));
       expect(row.day, started_at).toBe(dayOf(expected));
+    }
+  });
+
+  it('takes a start time as given exactly when toISOString() would give it back', () => {
+    // Every day of four years (a common year, a leap year, 1900 and 2000) at the edges of a day.
+    for (const year of [1900, 2000, 2023, 2024]) {
+      for (let ms = Date.UTC(year, 0, 1); ms < Date.UTC(year + 1, 0, 1); ms += 86_400_000) {
+        for (const time of [ms, ms + 86_399_999]) expect(isCanonicalInstant(new Date(time).toISOString())).toBe(true);
+      }
+    }
+    for (const text of ['2023-02-29T10:00:00.000Z', '2024-02-30T00:00:00.000Z', '1900-02-29T00:00:00.000Z', '2024-05-01T24:00:00.000Z', '2024-05-01T23:59:60.000Z', '2024-13-01T00:00:00.000Z', '2024-05-01T10:20:30Z']) {
+      expect(isCanonicalInstant(text), text).toBe(false);
     }
   });
 });

@@ -268,16 +268,19 @@ export class SqliteEventStore implements EventStore {
       while (!stopped && !this.closed) {
         const handedOver = this.handedOverAfter(subscriber.position);
         const batch = handedOver.length > 0 ? handedOver : this.readAllSync(subscriber.position, 500);
-        for (const commit of batch) {
+        // Several commits waiting go together to a subscriber that takes them so; else one by one.
+        const deliveries = options.onCommits && batch.length > 1 ? [batch] : batch.map((commit) => [commit]);
+        for (const commits of deliveries) {
           if (stopped) return;
           try {
-            await options.onCommit(commit);
+            if (commits.length > 1) await options.onCommits!(commits);
+            else await options.onCommit(commits[0]!);
           } catch (error) {
             stopped = true;
             options.onError?.(error);
             return;
           }
-          subscriber.position = commit.position;
+          subscriber.position = commits[commits.length - 1]!.position;
         }
         if (handedOver.length > 0) this.forgetHandedOver();
         // Nothing new, or everything this process has written so far: wait for the next commit

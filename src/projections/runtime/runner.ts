@@ -4,12 +4,15 @@
  * Idempotence: each commit is applied in ONE transaction together with a conditional checkpoint
  * update (`position < commit AND generation = g`). A redelivered commit, or one another instance
  * already applied, updates no checkpoint row and is rolled back, so it is never applied twice.
+ * While catching up (or behind the live log), consecutive commits share a transaction (`position < first AND generation =
+ * g`, set to the last); if that claim fails they are applied one by one, each with its own claim.
  * Several instances can run the same projector side by side (JetStream hands each commit to one of
  * them through a shared durable consumer; the checkpoint guard makes it exact either way).
  *
  * Rebuild: reset the tables, set the checkpoint to 0 and bump the generation in one transaction.
  * A projector still running the old generation notices at its next write and restarts.
  */
+import { preparedStatement } from '../../adapters/sql/compiled.js';
 import type { Logger } from '../../logger.js';
 import type { Commit, EventStore, Subscription } from '../../ports/event-store.js';
 import type { Projection, ReadModelDb } from './projection.js';
@@ -36,6 +39,14 @@ const SKIP_CHECKPOINT_DELAY_MS = 50;
 /** Commits per read of the log while catching up. */
 const REPLAY_BATCH = 500;
 
+/**
+ * Relevant events one transaction applies at most when several commits are waiting (a catch-up
+ * read, or live commits that queued up while the projector was busy): a read-model transaction's commit writes every page it dirtied, and the per-request
+ * tables' indexes by user and by key dirty a page per user and per key touched, so committing
+ * several log commits together writes each such page once instead of once per log commit.
+ */
+const GROUP_EVENTS = 1000;
+
 /** Catch-up reads kept for the other projections replaying beside the one that read them. */
 const SHARED_READS = 2;
 
@@ -47,6 +58,20 @@ export interface ProjectionStatus {
 }
 
 const now = () => new Date().toISOString();
+
+/**
+ * Moves a checkpoint to `position` if it is still below `below` (the first commit applied) and of
+ * `generation`: the claim every transaction of applied commits makes (compiled once: it runs for
+ * every commit of every projection).
+ */
+const claimCheckpoint = preparedStatement('projection_checkpoints.claim', ['name', 'below', 'position', 'generation', 'updated_at'], (db: ReadModelDb, p) =>
+  db
+    .updateTable('projection_checkpoints')
+    .set({ position: p('position'), updated_at: p('updated_at') })
+    .where('name', '=', p('name'))
+    .where('position', '<', p('below'))
+    .where('generation', '=', p('generation')),
+);
 
 export class ProjectionRunner {
   private readonly running = new Map<string, Running>();
@@ -82,10 +107,11 @@ export class ProjectionRunner {
   /** Ensures checkpoint rows (rebuilding projections whose version changed) and starts tailing. */
   async start(): Promise<void> {
     this.stopped = false;
-    for (const projection of this.projections) {
-      const checkpoint = await this.ensureCheckpoint(projection);
-      this.launch(projection, checkpoint.position, checkpoint.generation);
-    }
+    // Every checkpoint first, then every launch: the projections start replaying together, so
+    // that they share their reads of the log (readBatch) from the first one.
+    const checkpoints: Array<{ position: number; generation: number }> = [];
+    for (const projection of this.projections) checkpoints.push(await this.ensureCheckpoint(projection));
+    this.projections.forEach((projection, i) => this.launch(projection, checkpoints[i]!.position, checkpoints[i]!.generation));
   }
 
   async stop(): Promise<void> {
@@ -138,11 +164,34 @@ export class ProjectionRunner {
     while (state.position < until && !cancelled()) {
       const commits = await this.readBatch(state.position);
       if (commits.length === 0) break;
-      for (const commit of commits) {
-        if (cancelled() || commit.position > until) return; // `until` is a bound, not a hint
-        await this.applyCommit(state, commit);
-      }
+      const beyond = commits.findIndex((commit) => commit.position > until); // `until` is a bound, not a hint
+      await this.applyInGroups(state, beyond < 0 ? commits : commits.slice(0, beyond), cancelled);
+      if (beyond >= 0) return;
     }
+  }
+
+  /** Applies consecutive commits, several per transaction up to GROUP_EVENTS relevant events. */
+  private async applyInGroups(state: Running, commits: readonly Commit[], cancelled: () => boolean): Promise<void> {
+    let group: Commit[] = [];
+    let events = 0;
+    for (const commit of commits) {
+      const relevant = this.relevantCount(state, commit);
+      if (group.length > 0 && events + relevant > GROUP_EVENTS) {
+        if (cancelled()) return;
+        await this.applyCommits(state, group);
+        group = [];
+        events = 0;
+      }
+      group.push(commit);
+      events += relevant;
+    }
+    if (group.length > 0 && !cancelled()) await this.applyCommits(state, group);
+  }
+
+  private relevantCount(state: Running, commit: Commit): number {
+    let count = 0;
+    for (const event of commit.events) if (state.relevant.has(event.type)) count++;
+    return count;
   }
 
   /**
@@ -256,7 +305,9 @@ export class ProjectionRunner {
       state.subscription = this.store.subscribe({
         after: state.position,
         durableName: `projection_${projection.name}`,
-        onCommit: (commit) => this.applyCommit(state, commit),
+        onCommit: (commit) => this.applyCommits(state, [commit]),
+        // Commits that queued up while this projector was busy: several per transaction too.
+        onCommits: (commits) => this.applyInGroups(state, commits, superseded),
         onError: (error) => this.onSubscriptionError(state, error),
       });
     })().catch((error: unknown) => this.onSubscriptionError(state, error));
@@ -291,34 +342,42 @@ export class ProjectionRunner {
     );
   }
 
-  private async applyCommit(state: Running, commit: Commit): Promise<void> {
+  /**
+   * Applies consecutive commits in ONE transaction, together with a conditional checkpoint update
+   * from below the first to the last (`position < first AND generation = g`). If the claim fails
+   * for several commits, some of them may have been applied by another instance sharing a
+   * durable consumer: they are then applied one by one, each with its own claim.
+   */
+  private async applyCommits(state: Running, commits: readonly Commit[]): Promise<void> {
     // At or below what this projector already applied (or saw applied): a redelivery. Skipping
     // it here saves a transaction; anything newer is checked against the stored checkpoint.
-    if (commit.position <= state.position) return;
-    const relevant = commit.events.filter((e) => state.relevant.has(e.type));
+    const fresh = commits.filter((commit) => commit.position > state.position);
+    if (fresh.length === 0) return;
+    const first = fresh[0]!.position;
+    const last = fresh[fresh.length - 1]!.position;
+    const relevant = fresh.flatMap((commit) => commit.events.filter((e) => state.relevant.has(e.type)));
     if (relevant.length > 0) {
-      await this.db.transaction().execute(async (trx) => {
-        const claimed = await trx
-          .updateTable('projection_checkpoints')
-          .set({ position: commit.position, updated_at: now() })
-          .where('name', '=', state.projection.name)
-          .where('position', '<', commit.position)
-          .where('generation', '=', state.generation)
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) === 0) {
+      const claimed = await this.db.transaction().execute(async (trx) => {
+        const claim = await claimCheckpoint(trx, { name: state.projection.name, below: first, position: last, generation: state.generation, updated_at: now() });
+        if (Number(claim.numAffectedRows) === 0) {
           const row = await trx.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
           if (row && row.generation !== state.generation) throw new GenerationChanged(`projection ${state.projection.name} was rebuilt`);
-          return; // already applied (redelivery, or another instance got there first)
+          return false; // already applied (redelivery, or another instance got there first)
         }
         if (state.projection.applyCommit) await state.projection.applyCommit(trx, relevant);
         else for (const event of relevant) await state.projection.apply(trx, event);
+        return true;
       });
+      if (!claimed && fresh.length > 1) {
+        for (const commit of fresh) await this.applyCommits(state, [commit]);
+        return;
+      }
       if (state.skipTimer) clearTimeout(state.skipTimer);
       state.skipTimer = null;
     } else {
       this.storeSkippedPositionSoon(state);
     }
-    state.position = Math.max(state.position, commit.position);
+    state.position = Math.max(state.position, last);
     this.notify();
   }
 
