@@ -85,6 +85,8 @@ const { values: args } = parseArgs({
     dir: { type: 'string' },
     profile: { type: 'string' },
     'node-args': { type: 'string', default: '' },
+    compare: { type: 'string' },
+    rounds: { type: 'string', default: '8' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -107,6 +109,10 @@ if (args.help) {
                         event log fsyncs every commit, so put it on the disk you want to measure
   --profile DIR         run Switchyard with --cpu-prof, writing the .cpuprofile into DIR
   --node-args="..."     extra Node/V8 options for the Switchyard process only (e.g. --node-args=--single-threaded-gc)
+  --compare a=DIR,b=DIR builds side by side instead: each DIR is a checkout with its build
+                        (DIR/dist/src/cli.js; e.g. a git worktree of another revision, node_modules
+                        linked, npm run build); only the relay at C connections is measured, the
+                        builds taking turns in ABBA order for --rounds rounds (default 8) of --seconds
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
 }
@@ -416,16 +422,16 @@ async function distributedStores(): Promise<{ env: Record<string, string>; clean
   };
 }
 
-async function startSwitchyard(dist: boolean, dir: string | undefined, profileDir: string | undefined, stores: Record<string, string>): Promise<Switchyard> {
+/** `cli`: a built dist/src/cli.js, or null for the sources through tsx. */
+async function startSwitchyard(cli: string | null, dir: string | undefined, profileDir: string | undefined, stores: Record<string, string>): Promise<Switchyard> {
   const dataDir = mkdtempSync(join(dir ?? tmpdir(), 'sy-bench-relay-'));
   const port = await freePort();
   const metricsPort = await freePort();
   const nodeArgs = [`--import=data:text/javascript,${encodeURIComponent(CPU_PROBE)}`];
   if (profileDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`);
   nodeArgs.push(...(args['node-args'] ?? '').split(' ').filter(Boolean));
-  if (dist) {
-    const cli = join(ROOT, 'dist/src/cli.js');
-    if (!existsSync(cli)) throw new Error('dist/src/cli.js is missing: run `npm run build` first (or drop --dist)');
+  if (cli) {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first (or drop --dist)`);
     nodeArgs.push(cli);
   } else {
     nodeArgs.push('--import', 'tsx', join(ROOT, 'src/cli.ts'));
@@ -768,7 +774,7 @@ async function main() {
   let sy: Switchyard | null = null;
   const distributed = args.mode === 'distributed' ? await distributedStores() : null;
   try {
-    sy = await startSwitchyard(args.dist, args.dir, args.profile, distributed?.env ?? {});
+    sy = await startSwitchyard(args.dist ? join(ROOT, 'dist/src/cli.js') : null, args.dir, args.profile, distributed?.env ?? {});
     const tokens = new TokenService(SECRET, 3_600_000);
     const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
     const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
@@ -811,6 +817,57 @@ async function main() {
   }
 }
 
+/**
+ * `--compare`: two or more builds of Switchyard side by side on one fake upstream, taking turns at
+ * the relay phase in ABBA order. On a machine whose speed drifts from minute to minute, the
+ * medians of such pairs compare builds where two separate runs of the whole benchmark cannot.
+ */
+async function compare(spec: string) {
+  const seconds = nonNegative('seconds', args.seconds);
+  const connections = Math.max(1, Math.round(nonNegative('connections', args.connections)));
+  const rounds = Math.max(1, Math.round(nonNegative('rounds', args.rounds)));
+  const builds = spec.split(',').map((entry) => {
+    const [name, dir] = entry.split('=');
+    if (!name || !dir) throw new Error(`--compare takes name=DIR,name=DIR (got "${entry}")`);
+    return { name, cli: resolve(dir, 'dist/src/cli.js') };
+  });
+  const fake = await startHelper('fake', ['--stream-gap-ms', args['stream-gap-ms'] ?? '2']);
+  const running: Array<{ name: string; sy: Switchyard; target: Target; serving: number[]; total: number[]; rps: number[] }> = [];
+  try {
+    const tokens = new TokenService(SECRET, 3_600_000);
+    const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
+    const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
+    for (const { name, cli } of builds) {
+      const sy = await startSwitchyard(cli, args.dir, undefined, {});
+      running.push({ name, sy, target: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } }, serving: [], total: [], rps: [] });
+      await createChannel(sy, fake.url, adminToken, userToken);
+    }
+    for (const build of running) await load(build.target, connections, nonNegative('warmup', args.warmup));
+    for (let round = 0; round < rounds; round++) {
+      for (const build of round % 2 === 0 ? running : [...running].reverse()) {
+        await sleep(1500); // the previous build's projector catches up before this one is loaded
+        process.stdout.write(`round ${round + 1}, ${build.name}: `);
+        const row = await loadPhase(build.target, connections, seconds, build.sy);
+        build.serving.push(row.servingCpuMsPerRequest! * 1000);
+        build.total.push(row.cpuMsPerRequest! * 1000);
+        build.rps.push(row.rps);
+      }
+    }
+    const median = (xs: number[]) => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    };
+    console.log(`\n| build (${rounds} rounds of ${seconds} s, ${connections} connections) | relay req/s, median | Switchyard CPU µs/request, median (min) | serving thread µs/request, median (min) |\n|---|---:|---:|---:|`);
+    for (const b of running) {
+      console.log(`| ${b.name} | ${Math.round(median(b.rps))} | ${median(b.total).toFixed(0)} (${Math.min(...b.total).toFixed(0)}) | ${median(b.serving).toFixed(0)} (${Math.min(...b.serving).toFixed(0)}) |`);
+    }
+  } finally {
+    for (const build of running) await build.sy.stop();
+    fake.child.kill();
+  }
+}
+
 if (args.role === 'fake') {
   void runFake(nonNegative('stream-gap-ms', args['stream-gap-ms']));
 } else if (args.role === 'lean') {
@@ -818,7 +875,7 @@ if (args.role === 'fake') {
 } else if (args.role === 'floor') {
   void runFloor(args.upstream ?? '');
 } else {
-  void main().then(
+  void (args.compare ? compare(args.compare) : main()).then(
     () => process.exit(0),
     (error: unknown) => {
       console.error(error);
