@@ -4,8 +4,9 @@
  * Idempotence: each commit is applied in ONE transaction together with a conditional checkpoint
  * update (`position < commit AND generation = g`). A redelivered commit, or one another instance
  * already applied, updates no checkpoint row and is rolled back, so it is never applied twice.
- * While catching up (or behind the live log), consecutive commits share a transaction (`position < first AND generation =
- * g`, set to the last); if that claim fails they are applied one by one, each with its own claim.
+ * While catching up (or behind the live log), consecutive commits share a transaction
+ * (`position < first AND generation = g`, set to the last); if that claim fails they are applied
+ * one by one, each with its own claim.
  * Several instances can run the same projector side by side (JetStream hands each commit to one of
  * them through a shared durable consumer; the checkpoint guard makes it exact either way).
  *
@@ -41,9 +42,10 @@ const REPLAY_BATCH = 500;
 
 /**
  * Relevant events one transaction applies at most when several commits are waiting (a catch-up
- * read, or live commits that queued up while the projector was busy): a read-model transaction's commit writes every page it dirtied, and the per-request
- * tables' indexes by user and by key dirty a page per user and per key touched, so committing
- * several log commits together writes each such page once instead of once per log commit.
+ * read, or live commits that queued up while the projector was busy): a read-model transaction's
+ * commit writes every page it dirtied, and the per-request tables' indexes by user and by key
+ * dirty a page per user and per key touched, so committing several log commits together writes
+ * each such page once instead of once per log commit.
  */
 const GROUP_EVENTS = 1000;
 
