@@ -9,6 +9,7 @@ import type { Rbac } from '../auth/rbac.js';
 import type { Principal, Role, TokenService } from '../auth/tokens.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { headerOf, type HttpRequestLike } from '../http-exchange.js';
+import { FifoMap } from '../fifo-map.js';
 
 const resolved = new WeakMap<HttpRequestLike, Promise<Principal | null>>();
 
@@ -21,7 +22,7 @@ const resolved = new WeakMap<HttpRequestLike, Promise<Principal | null>>();
  */
 const VERIFIED_TTL_MS = 60_000;
 const VERIFIED_MAX = 10_000;
-const verifiedTokens = new WeakMap<TokenService, Map<string, { principal: Principal; until: number }>>();
+const verifiedTokens = new WeakMap<TokenService, FifoMap<string, { principal: Principal; until: number }>>();
 
 /** The `exp` claim of a token whose signature has just been verified, in ms (null: none). */
 function expiryMs(token: string): number | null {
@@ -34,23 +35,18 @@ function expiryMs(token: string): number | null {
 function verifyCached(tokens: TokenService, token: string): Promise<Principal> {
   let cache = verifiedTokens.get(tokens);
   if (!cache) {
-    cache = new Map();
+    cache = new FifoMap(VERIFIED_MAX);
     verifiedTokens.set(tokens, cache);
   }
   const now = Date.now();
   const hit = cache.get(token);
-  if (hit) {
-    if (hit.until > now) return Promise.resolve(hit.principal);
-    cache.delete(token);
-  }
+  // An expired entry stays until it is set again or pushed out: it no longer counts as verified.
+  if (hit && hit.until > now) return Promise.resolve(hit.principal);
   return tokens.verifyAccessToken(token).then((principal) => {
     const exp = expiryMs(token);
     const until = Math.min(now + VERIFIED_TTL_MS, exp ?? Infinity);
-    if (until > Date.now()) {
-      // Bounded: past the limit the oldest entry goes (Map iteration order = insertion order).
-      if (cache.size >= VERIFIED_MAX) cache.delete(cache.keys().next().value!);
-      cache.set(token, { principal, until });
-    }
+    // Bounded: past VERIFIED_MAX tokens the oldest entry goes.
+    if (until > Date.now()) cache.set(token, { principal, until });
     return principal;
   });
 }

@@ -26,6 +26,7 @@ import type { BillingBalancesTable, BillingLedgerTable, BillingPricesTable, Bill
 import type { StoredEvent } from '../ports/event-store.js';
 import { priceIn, type Price, type PriceTable } from '../billing/pricing.js';
 import { billedModel, DEFAULT_SETTINGS, isBillable, rate, trafficOf, usageFingerprint, type CoverageMode, type QuotaUse, type Settings, type SubscriptionSnapshot } from '../billing/rating.js';
+import { FifoMap } from '../fifo-map.js';
 import { idLookup } from './request-ids.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
@@ -463,7 +464,7 @@ export interface BillingState {
   /** user id -> subscription */
   subscriptions: Map<string, LiveSubscription>;
   /** request id -> fingerprints of the usage already applied (the most recent RECENT_REQUESTS). */
-  recent: Map<string, string[]>;
+  recent: FifoMap<string, string[]>;
 }
 
 /**
@@ -477,7 +478,6 @@ function remember(state: BillingState, requestId: string, fingerprint: string) {
   const list = state.recent.get(requestId);
   if (list) list.push(fingerprint);
   else state.recent.set(requestId, [fingerprint]);
-  if (state.recent.size > RECENT_REQUESTS) state.recent.delete(state.recent.keys().next().value!);
 }
 
 function tableOf(state: BillingState, tenantId: string): PriceTable {
@@ -507,7 +507,7 @@ function evolveUsage(state: BillingState, data: UsageData) {
 export const billingLiveView: LiveViewDefinition<BillingState> = {
   projection: billingProjection,
   async load(db) {
-    const state: BillingState = { prices: new Map(), settings: new Map(), balances: new Map(), subscriptions: new Map(), recent: new Map() };
+    const state: BillingState = { prices: new Map(), settings: new Map(), balances: new Map(), subscriptions: new Map(), recent: new FifoMap(RECENT_REQUESTS) };
     for (const row of await db.selectFrom('billing_prices').selectAll().execute()) {
       const table = tableOf(state, row.tenant_id);
       if (row.model === DEFAULT_PRICE_MODEL) table.default = priceOfRow(row);
