@@ -35,7 +35,7 @@ import { isRevoked, pruneEndedSessions, revokedSessionsView } from './projection
 import { GeoLocator } from './relay/access/geo.js';
 import { KeyGate } from './relay/access/key-gate.js';
 import { BillingGate } from './relay/access/billing-gate.js';
-import { billingLiveView } from './projections/billing.js';
+import { billingLiveView, foldUsage } from './projections/billing.js';
 import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.js';
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from './presets/builtin.js';
 import { ChannelHealth } from './relay/channel-health.js';
@@ -43,7 +43,7 @@ import { Relay } from './relay/relay.js';
 import { Router } from './relay/router.js';
 import { UpstreamPools } from './relay/upstream-pool.js';
 import { UsagePublisher } from './relay/usage-publisher.js';
-import { LiveView } from './projections/runtime/live-view.js';
+import { LiveView, type LiveViewOptions } from './projections/runtime/live-view.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
 import { ProjectorThread, type Projectors } from './projections/runtime/projectors.js';
 
@@ -93,13 +93,18 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
   const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projections, logger);
-  const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger);
+  // This instance's usage events reach its billing view as the relay publishes them, so admission
+  // sees a request's cost at once; the views here skip them when the log hands them back, so the
+  // serving thread never parses its own usage commits (only the billing view folds usage events).
+  const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool'), beforeAppend: (data) => foldUsage(billingView.state, data) });
+  const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream };
+  const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger, ownUsage);
   const secrets = new SecretBox(config.secret);
-  const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger);
-  const accessView = new LiveView(store, sql, accessLiveView, logger);
-  const revokedSessions = new LiveView(store, sql, revokedSessionsView(config.auth.jwtExpireMs), logger);
-  const keysView = new LiveView(store, sql, keyDirectoryView, logger);
-  const billingView = new LiveView(store, sql, billingLiveView, logger);
+  const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger, ownUsage);
+  const accessView = new LiveView(store, sql, accessLiveView, logger, ownUsage);
+  const revokedSessions = new LiveView(store, sql, revokedSessionsView(config.auth.jwtExpireMs), logger, ownUsage);
+  const keysView = new LiveView(store, sql, keyDirectoryView, logger, ownUsage);
+  const billingView = new LiveView(store, sql, billingLiveView, logger, ownUsage);
   const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
@@ -135,7 +140,6 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const pools = new UpstreamPools(config.upstreamHttp, config.relay);
   const health = new ChannelHealth(commands, counters, () => channelsView.state, config.relay, logger);
   if (config.healthCheckEnabled) health.startProber(pools);
-  const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool') });
   usage.start();
   const billing = new BillingGate(() => billingView.state);
   const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing);

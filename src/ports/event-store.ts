@@ -128,12 +128,24 @@ export interface SubscribeOptions {
   onCommits?: (commits: readonly Commit[]) => Promise<void>;
   onError?: (error: unknown) => void;
   /**
+   * Optional: streams whose events this subscriber gets another way (the serving thread's live
+   * views take this instance's own usage events as the relay publishes them). Their commits
+   * still arrive, in order, but with no events, so the subscriber's position moves on. An adapter
+   * that holds a commit as text need not parse it for such a subscriber.
+   */
+  skipEventsOf?: (stream: string) => boolean;
+  /**
    * A name shared by every instance that runs the same projector. Adapters with server-side
    * durable consumers (JetStream) use it so that, across instances, each commit is handed to one
    * instance at a time, in order. Adapters without them ignore it; correctness never depends on
    * it because projectors checkpoint idempotently.
    */
   durableName?: string;
+}
+
+/** A commit as a subscriber receives it: without its events when it skips the commit's stream. */
+export function commitFor(subscriber: Pick<SubscribeOptions, 'skipEventsOf'>, commit: Commit): Commit {
+  return subscriber.skipEventsOf?.(commit.stream) ? { position: commit.position, stream: commit.stream, events: [] } : commit;
 }
 
 export interface Subscription {

@@ -486,7 +486,13 @@ function tableOf(state: BillingState, tenantId: string): PriceTable {
   return table;
 }
 
-function evolveUsage(state: BillingState, data: UsageData) {
+/**
+ * Folds one usage event into the live view, once per request id and fingerprint (a usage event
+ * seen again, e.g. re-published from a spool, is ignored). The view folds the events of other
+ * instances as the log hands them over, and this instance's own as its relay publishes them
+ * (`UsagePublisher`'s `beforeAppend`, wired in app.ts): admission sees a request's cost at once.
+ */
+export function foldUsage(state: BillingState, data: UsageData): void {
   // Published by this code base's relay: trusted shape (no schema parse on every request).
   if (data.user_id === null || !isBillable(data)) return;
   const fingerprint = usageFingerprint(data);
@@ -523,7 +529,7 @@ export const billingLiveView: LiveViewDefinition<BillingState> = {
   evolve(state, stored) {
     switch (stored.type) {
       case USAGE_RECORDED:
-        evolveUsage(state, stored.data as unknown as UsageData);
+        foldUsage(state, stored.data as unknown as UsageData);
         break;
       case 'ModelPriceSet':
       case 'ModelPriceRemoved':

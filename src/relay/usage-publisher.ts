@@ -37,6 +37,13 @@ export interface UsagePublisherOptions {
   maxBatch?: number;
   /** How often to retry a spool while the store is failing. */
   retryIntervalMs?: number;
+  /**
+   * Called with every event before it goes into this publisher's stream: as the relay publishes
+   * it, and again for a spooled event when it is re-published (a spool may come from an earlier
+   * process). The billing live view folds this instance's usage here rather than when the log
+   * hands it back (app.ts); it ignores an event it has seen.
+   */
+  beforeAppend?: (data: UsageData) => void;
 }
 
 export class UsagePublisher {
@@ -68,6 +75,7 @@ export class UsagePublisher {
   }
 
   publish(data: UsageData): void {
+    this.observe(data);
     if (this.closed) {
       this.spool([{ id: timeOrderedUuid(), data }]);
       return;
@@ -140,6 +148,15 @@ export class UsagePublisher {
     }
   }
 
+  /** `beforeAppend`, which must never fail a request or a spool replay. */
+  private observe(data: UsageData) {
+    try {
+      this.options.beforeAppend?.(data);
+    } catch (error) {
+      this.logger.error({ err: error, request_id: data.request_id }, 'usage event observer failed');
+    }
+  }
+
   private spool(batch: Pending[]) {
     appendFileSync(this.spoolFile, batch.map((p) => JSON.stringify(p)).join('\n') + '\n');
   }
@@ -170,6 +187,7 @@ export class UsagePublisher {
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as Pending);
+      for (const event of events) this.observe(event.data);
       try {
         for (let i = 0; i < events.length; i += 500) await this.append(events.slice(i, i + 500));
         unlinkSync(sending);

@@ -190,6 +190,35 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreF
       }
     });
 
+    it('delivers the commits of streams a subscriber skips in order, without their events; others get every event', async () => {
+      const { store } = await start();
+      // One commit before the subscriptions start (caught up) and the rest while they tail.
+      await store.append('skipped-1', [ev('S1'), ev('S2')], { expectedVersion: 0, tenantId: tenant });
+      const skipping: Commit[] = [];
+      const everything: Commit[] = [];
+      const subs = [
+        store.subscribe({ after: 0, skipEventsOf: (stream) => stream === 'skipped-1', onCommit: async (commit) => void skipping.push(commit) }),
+        store.subscribe({ after: 0, onCommit: async (commit) => void everything.push(commit) }),
+      ];
+      try {
+        await waitFor(() => skipping.length === 1 && everything.length === 1);
+        await store.append('kept-1', [ev('K1')], { expectedVersion: 0, tenantId: tenant });
+        await store.append('skipped-1', [ev('S3')], { expectedVersion: 2, tenantId: tenant });
+        await store.append('kept-1', [ev('K2')], { expectedVersion: 1, tenantId: tenant });
+        await waitFor(() => skipping.length === 4 && everything.length === 4);
+        const heads = await store.readAll({ after: 0 });
+        expect(skipping.map((c) => [c.position, c.stream, c.events.map((e) => e.type)])).toEqual([
+          [heads[0]!.position, 'skipped-1', []],
+          [heads[1]!.position, 'kept-1', ['K1']],
+          [heads[2]!.position, 'skipped-1', []],
+          [heads[3]!.position, 'kept-1', ['K2']],
+        ]);
+        expect(everything.map((c) => c.events.map((e) => e.type))).toEqual([['S1', 'S2'], ['K1'], ['S3'], ['K2']]);
+      } finally {
+        await Promise.all(subs.map((sub) => sub.close()));
+      }
+    });
+
     it('waits for the handler before delivering the next commit, and stops after close', async () => {
       const { store } = await start();
       let inFlight = 0;

@@ -116,6 +116,49 @@ describe('usage publisher', () => {
     await second.close();
   });
 
+  it('shows every event to beforeAppend as it is published, before the store has it, even while the store fails', async () => {
+    const flaky = switchable(store);
+    const seen: Array<{ id: string; inStore: number }> = [];
+    const publisher: UsagePublisher = new UsagePublisher(flaky, logger, {
+      spoolDir: join(dir, 'spool'),
+      flushIntervalMs: 5,
+      retryIntervalMs: 60_000,
+      beforeAppend: (data) => seen.push({ id: data.request_id, inStore: publisher.published }),
+    });
+    publisher.publish(usage(0));
+    expect(seen).toEqual([{ id: 'req-0', inStore: 0 }]); // at once, not at the flush
+    await publisher.flush();
+    flaky.online = false;
+    publisher.publish(usage(1)); // spooled at the flush: seen all the same
+    await publisher.flush();
+    expect(seen.map((e) => e.id)).toEqual(['req-0', 'req-1']);
+    expect(await recorded(store)).toEqual(['req-0']);
+    await publisher.close();
+  });
+
+  it('shows a spool left by an earlier process to beforeAppend when it re-publishes it; a failing observer loses nothing', async () => {
+    const spoolDir = join(dir, 'spool');
+    const flaky = switchable(store);
+    flaky.online = false;
+    const first = new UsagePublisher(flaky, logger, { spoolDir, flushIntervalMs: 5, retryIntervalMs: 60_000 });
+    for (let i = 0; i < 3; i++) first.publish(usage(i));
+    await first.flush(); // spooled; the process "dies" here
+
+    const seen: string[] = [];
+    const second = new UsagePublisher(store, logger, {
+      spoolDir,
+      retryIntervalMs: 50,
+      beforeAppend: (data) => {
+        seen.push(data.request_id);
+        if (data.request_id === 'req-1') throw new Error('observer bug');
+      },
+    });
+    second.start();
+    await eventually(async () => (await recorded(store)).length === 3);
+    expect(seen).toEqual(['req-0', 'req-1', 'req-2']);
+    await second.close();
+  });
+
   it.skipIf(!inject('services').nats)('publishes batches on JetStream', async () => {
     const { NatsEventStore } = await import('../../src/adapters/event-store/nats.js');
     const name = `SYUSAGE_${uniqueSuffix()}`;

@@ -239,6 +239,20 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
     ]);
   });
 
+  it("charges this instance's billing view when the relay publishes the usage, once, before the log has it", async () => {
+    const u = await newUser('1');
+    await settled();
+    const viewBalance = () => s.app.ctx.views.billing.state.balances.get(u.id);
+    expect(viewBalance()).toBe(1_000_000);
+    expect((await chat(u.token)).status).toBe(200);
+    // Admission of the next request already counts this one: the usage event has not been
+    // appended yet (the publisher batches for milliseconds), but the view has folded it.
+    expect(viewBalance()).toBe(1_000_000 - M_A_CHARGE);
+    await settled(); // the commit is in the log and has come back to this instance: not charged again
+    expect(viewBalance()).toBe(1_000_000 - M_A_CHARGE);
+    expect(await balanceOf(u.id)).toBe(1_000_000 - M_A_CHARGE); // the ledger agrees
+  });
+
   it('answers 429 insufficient_quota before any upstream call when there are no credits and no coverage', async () => {
     const u = await newUser();
     const key = await newKey(u.id);

@@ -41,6 +41,7 @@ import {
 import { z } from 'zod';
 import { ConfigError, WrongExpectedVersionError } from '../../errors.js';
 import {
+  commitFor,
   NewEvent,
   StreamName,
   type AppendOptions,
@@ -373,7 +374,7 @@ class KurrentSubscription implements Subscription {
 
   private async deliver(commit: Commit): Promise<boolean> {
     try {
-      await this.options.onCommit(commit);
+      await this.options.onCommit(commitFor(this.options, commit));
       return true;
     } catch (error) {
       this.fail(error);

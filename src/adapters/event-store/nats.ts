@@ -37,6 +37,7 @@ import { connect } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { ConfigError, WrongExpectedVersionError } from '../../errors.js';
 import {
+  commitFor,
   NewEvent,
   StreamName,
   type AppendOptions,
@@ -696,7 +697,7 @@ export class NatsSubscription implements Subscription {
   private async deliver(feed: CommitFeed, msg: JsMsg): Promise<boolean> {
     const stopKeepAlive = feed.keepAlive(msg);
     try {
-      await this.options.onCommit(this.toCommit(msg));
+      await this.options.onCommit(commitFor(this.options, this.toCommit(msg)));
     } catch (error) {
       feed.settle(msg, false);
       this.fail(error);

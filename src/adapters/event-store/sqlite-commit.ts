@@ -45,6 +45,7 @@ export interface EventRow {
  */
 export interface WrittenCommit {
   position: number;
+  stream: string;
   /** How many events it holds (connections bound what they keep by it). */
   eventCount: number;
   json: string;
@@ -110,7 +111,7 @@ export function commitWriter(db: Database.Database): CommitWriter {
     r.events.forEach((e, i) => {
       insertEvent.run(r.stream, current + i + 1, position, e.id, e.type, r.tenantId, r.occurredAt, e.schemaVersion, r.causationId, r.correlationId, e.data);
     });
-    return { result: { version: lastVersion, position }, written: readsBackAsWritten(r) ? { position, eventCount: r.events.length, json: commitJson(r, position, current) } : null };
+    return { result: { version: lastVersion, position }, written: readsBackAsWritten(r) ? { position, stream: r.stream, eventCount: r.events.length, json: commitJson(r, position, current) } : null };
   });
   // IMMEDIATE takes the write lock up front, so two processes cannot both read version N.
   return (request) => write.immediate(request);

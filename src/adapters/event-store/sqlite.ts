@@ -35,6 +35,7 @@ import {
   type WrittenCommit,
 } from './sqlite-commit.js';
 import {
+  commitFor,
   parseNewEvent,
   type AppendOptions,
   type AppendResult,
@@ -103,7 +104,7 @@ export class SqliteEventStore implements EventStore {
    * Commits written in this process, by position, as handed over: JSON text until a subscriber
    * first takes one, then parsed once and shared by every subscriber after it (a commit never changes).
    */
-  private readonly handedOver = new Map<number, { written: WrittenCommit; commit?: Commit }>();
+  private readonly handedOver = new Map<number, { written: WrittenCommit; commit?: Commit; bare?: Commit }>();
   private handedOverEvents = 0;
   /** Where each live subscription on this connection is (the last commit it has taken). */
   private readonly subscriberPositions = new Set<{ position: number }>();
@@ -204,11 +205,17 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  /** The handed-over commits that follow `after` without a gap; none unless the very next one is there. */
-  private handedOverAfter(after: number): Commit[] {
+  /**
+   * The handed-over commits that follow `after` without a gap, as `subscriber` receives them; none
+   * unless the very next one is there. A commit is parsed once, by the first subscriber that
+   * needs its events.
+   */
+  private handedOverAfter(after: number, subscriber: SubscribeOptions): Commit[] {
     const commits: Commit[] = [];
     for (let entry = this.handedOver.get(after + 1); entry; entry = this.handedOver.get(after + 1 + commits.length)) {
-      commits.push((entry.commit ??= JSON.parse(entry.written.json) as Commit));
+      const { written } = entry;
+      if (subscriber.skipEventsOf?.(written.stream)) commits.push((entry.bare ??= { position: written.position, stream: written.stream, events: [] }));
+      else commits.push((entry.commit ??= JSON.parse(written.json) as Commit));
     }
     return commits;
   }
@@ -266,8 +273,8 @@ export class SqliteEventStore implements EventStore {
 
     const loop = async () => {
       while (!stopped && !this.closed) {
-        const handedOver = this.handedOverAfter(subscriber.position);
-        const batch = handedOver.length > 0 ? handedOver : this.readAllSync(subscriber.position, 500);
+        const handedOver = this.handedOverAfter(subscriber.position, options);
+        const batch = handedOver.length > 0 ? handedOver : this.readAllSync(subscriber.position, 500).map((commit) => commitFor(options, commit));
         // Several commits waiting go together to a subscriber that takes them so; else one by one.
         const deliveries = options.onCommits && batch.length > 1 ? [batch] : batch.map((commit) => [commit]);
         for (const commits of deliveries) {

@@ -24,6 +24,14 @@ export interface LiveViewDefinition<State> {
   evolve(state: State, event: StoredEvent): State;
 }
 
+export interface LiveViewOptions {
+  /**
+   * Streams whose events the view gets another way (the relay's own usage stream: the billing
+   * view folds it as it is published). Their commits pass without events; see SubscribeOptions.
+   */
+  skipEventsOf?: (stream: string) => boolean;
+}
+
 export class LiveView<State> {
   private current: State | undefined;
   private position = 0;
@@ -36,6 +44,7 @@ export class LiveView<State> {
     private readonly sql: SqlDatabase,
     private readonly definition: LiveViewDefinition<State>,
     private readonly logger: Logger,
+    private readonly options: LiveViewOptions = {},
   ) {}
 
   get state(): State {
@@ -90,6 +99,7 @@ export class LiveView<State> {
     const relevant = new Set(this.definition.projection.eventTypes);
     this.subscription = this.store.subscribe({
       after: this.position,
+      skipEventsOf: this.options.skipEventsOf,
       onCommit: async (commit) => {
         let applied = 0;
         for (const event of commit.events) {
