@@ -100,7 +100,7 @@ describe('usage publisher', () => {
     await publisher.close();
   });
 
-  it("publishes a spool a crashed process left behind when the next one starts", async () => {
+  it('publishes a spool a crashed process left behind when the next one starts, showing it to beforeAppend (a failing observer loses nothing)', async () => {
     const spoolDir = join(dir, 'spool');
     const flaky = switchable(store);
     flaky.online = false;
@@ -109,10 +109,16 @@ describe('usage publisher', () => {
     await first.flush(); // spooled; the process "dies" here
     expect(existsSync(join(spoolDir, 'usage.jsonl'))).toBe(true);
 
-    const second = new UsagePublisher(store, logger, { spoolDir, retryIntervalMs: 50 });
+    const seen: string[] = [];
+    const beforeAppend = (data: UsageData) => {
+      seen.push(data.request_id);
+      if (data.request_id === 'req-1') throw new Error('observer bug');
+    };
+    const second = new UsagePublisher(store, logger, { spoolDir, retryIntervalMs: 50, beforeAppend });
     second.start();
     await eventually(async () => (await recorded(store)).length === 3);
     expect(readdirSync(spoolDir)).toEqual([]);
+    expect(seen).toEqual(['req-0', 'req-1', 'req-2']);
     await second.close();
   });
 
@@ -134,29 +140,6 @@ describe('usage publisher', () => {
     expect(seen.map((e) => e.id)).toEqual(['req-0', 'req-1']);
     expect(await recorded(store)).toEqual(['req-0']);
     await publisher.close();
-  });
-
-  it('shows a spool left by an earlier process to beforeAppend when it re-publishes it; a failing observer loses nothing', async () => {
-    const spoolDir = join(dir, 'spool');
-    const flaky = switchable(store);
-    flaky.online = false;
-    const first = new UsagePublisher(flaky, logger, { spoolDir, flushIntervalMs: 5, retryIntervalMs: 60_000 });
-    for (let i = 0; i < 3; i++) first.publish(usage(i));
-    await first.flush(); // spooled; the process "dies" here
-
-    const seen: string[] = [];
-    const second = new UsagePublisher(store, logger, {
-      spoolDir,
-      retryIntervalMs: 50,
-      beforeAppend: (data) => {
-        seen.push(data.request_id);
-        if (data.request_id === 'req-1') throw new Error('observer bug');
-      },
-    });
-    second.start();
-    await eventually(async () => (await recorded(store)).length === 3);
-    expect(seen).toEqual(['req-0', 'req-1', 'req-2']);
-    await second.close();
   });
 
   it.skipIf(!inject('services').nats)('publishes batches on JetStream', async () => {
