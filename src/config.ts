@@ -142,6 +142,8 @@ export const EnvSchema = z.object({
   RELAY_FAST_PATH: bool(true),
   /** Run the projectors in a thread of their own (false: on the serving thread). */
   PROJECTORS_THREAD: bool(true),
+  /** The projector thread's niceness (Linux; 0: as the serving thread). */
+  PROJECTORS_NICE: z.coerce.number().int().min(0).max(19).default(10),
   METRICS_ENABLED: bool(true),
   METRICS_PORT: port(9090),
   STORAGE_TYPE: z.enum(['local']).default('local'),
@@ -208,6 +210,8 @@ export interface Config {
   healthCheckEnabled: boolean;
   /** Projectors in their own worker thread (PROJECTORS_THREAD) or on the serving thread. */
   projectorsThread: boolean;
+  /** That thread's niceness (PROJECTORS_NICE): background work yields a core to requests. */
+  projectorsNice: number;
   metrics: { enabled: boolean; port: number };
   dirs: { data: string; storage: string; logs: string };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
@@ -287,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
     projectorsThread: e.PROJECTORS_THREAD,
+    projectorsNice: e.PROJECTORS_NICE,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },

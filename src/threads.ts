@@ -7,8 +7,9 @@
  * (`.ts`, as in tests and `npm run dev`): for a `.ts` entry the thread first registers tsx's
  * loader, the same one the main thread runs under.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { getPriority, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -83,6 +84,21 @@ export const threadLogDestination = {
     parentPort?.postMessage({ log: line } satisfies LogLine);
   },
 };
+
+/**
+ * Lowers the calling thread's scheduling priority to `nice` (0-19) and returns what it is now,
+ * with the thread's id; null where a thread has no priority of its own (not Linux) or when `nice`
+ * is 0. On Linux a priority belongs to a thread, and setpriority() takes a thread id in place of a
+ * process id. Raising it back needs privileges, so a thread only ever lowers its own.
+ */
+export function lowerThreadPriority(nice: number): { tid: number; nice: number } | null {
+  if (nice === 0 || process.platform !== 'linux') return null;
+  // "<pid>/task/<tid>": the one place Node lets a thread learn its own id.
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (!Number.isInteger(tid) || tid <= 0) throw new Error(`cannot tell this thread's id from /proc/thread-self`);
+  setPriority(tid, nice);
+  return { tid, nice: getPriority(tid) };
+}
 
 const require = createRequire(import.meta.url);
 

@@ -2,8 +2,11 @@
  * Where the projectors run: in a thread of their own by default (every other HTTP test uses it),
  * or on the serving thread with PROJECTORS_THREAD=false. Both serve the same reads: the admin
  * API's read-your-writes, the usage read model fed by relayed requests, /health's projection list.
+ * The thread runs at a lower scheduling priority (PROJECTORS_NICE) where the OS gives threads one.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ProjectorThread } from '../../src/projections/runtime/projectors.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
 import { createChannel } from '../support/relay.js';
@@ -38,5 +41,38 @@ describe.each([
     const health = await call(`${s.url}/health`);
     const projections = (health.json as { projections: Array<{ name: string; lag: number }> }).projections;
     expect(projections.map((p) => p.name)).toEqual(expect.arrayContaining(['channels', 'usage', 'billing', 'key_usage']));
+  });
+});
+
+/** The niceness the kernel reports for a thread of this process (field 19 of its stat line). */
+function niceOf(tid: number): number {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+describe.skipIf(process.platform !== 'linux')('the projector thread priority', () => {
+  let s: RunningApp | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it.each([
+    ['by default', {}, 10],
+    ['with PROJECTORS_NICE=19', { PROJECTORS_NICE: '19' }, 19],
+  ])('is lowered %s, for that thread alone', async (_label, env: Record<string, string>, nice: number) => {
+    const serving = niceOf(process.pid);
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', ...env });
+    const runner = s.app.ctx.runner;
+    if (!(runner instanceof ProjectorThread)) throw new Error('expected the projectors in their own thread');
+    const priority = await runner.priority();
+    expect(priority).toEqual({ tid: expect.any(Number), nice });
+    expect(niceOf(priority!.tid)).toBe(nice);
+    expect(niceOf(process.pid)).toBe(serving); // the serving thread keeps its priority
+  });
+
+  it('is left alone with PROJECTORS_NICE=0', async () => {
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', PROJECTORS_NICE: '0' });
+    expect(await (s.app.ctx.runner as ProjectorThread).priority()).toBeNull();
   });
 });

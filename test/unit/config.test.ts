@@ -25,6 +25,7 @@ describe('config', () => {
     expect(c.auth.rbacEnabled).toBe(true);
     expect(c.auth.mfaEnabled).toBe(false);
     expect(c.files.maxSize).toBe(20 * 1024 * 1024);
+    expect([c.projectorsThread, c.projectorsNice]).toEqual([true, 10]);
   });
 
   it('switches each store to its server when configured', () => {
@@ -39,11 +40,11 @@ describe('config', () => {
   it('names every malformed variable', () => {
     let message = '';
     try {
-      loadConfig({ SECRET, SERVER_PORT: 'eighty', JWT_EXPIRE: '3 weeks', RBAC_ENABLED: 'maybe', MAX_FILE_SIZE: 'huge', SESSION_SAME_SITE: 'sometimes' });
+      loadConfig({ SECRET, SERVER_PORT: 'eighty', JWT_EXPIRE: '3 weeks', RBAC_ENABLED: 'maybe', MAX_FILE_SIZE: 'huge', SESSION_SAME_SITE: 'sometimes', PROJECTORS_NICE: '20' });
     } catch (e) {
       message = (e as Error).message;
     }
-    for (const name of ['SERVER_PORT', 'JWT_EXPIRE', 'RBAC_ENABLED', 'MAX_FILE_SIZE', 'SESSION_SAME_SITE']) expect(message).toContain(name);
+    for (const name of ['SERVER_PORT', 'JWT_EXPIRE', 'RBAC_ENABLED', 'MAX_FILE_SIZE', 'SESSION_SAME_SITE', 'PROJECTORS_NICE']) expect(message).toContain(name);
     expect(message).not.toContain('SECRET');
   });
 

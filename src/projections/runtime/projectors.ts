@@ -62,6 +62,11 @@ export class ProjectorThread implements Projectors {
     return this.running().call('rebuild', name);
   }
 
+  /** The thread's id and niceness, as PROJECTORS_NICE set them (null: left as it was). */
+  priority(): Promise<{ tid: number; nice: number } | null> {
+    return this.running().call('priority');
+  }
+
   private running(): Thread {
     if (!this.thread) throw new Error('projectors are not running');
     return this.thread;
