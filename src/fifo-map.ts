@@ -30,10 +30,6 @@ export class FifoMap<K, V> {
     return this.entries.get(key);
   }
 
-  has(key: K): boolean {
-    return this.entries.has(key);
-  }
-
   set(key: K, value: V): this {
     if (this.entries.has(key)) {
       this.entries.set(key, value);

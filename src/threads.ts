@@ -86,17 +86,18 @@ export const threadLogDestination = {
 };
 
 /**
- * Lowers the calling thread's scheduling priority to `nice` (0-19) and returns what it is now,
- * with the thread's id; null where a thread has no priority of its own (not Linux) or when `nice`
- * is 0. On Linux a priority belongs to a thread, and setpriority() takes a thread id in place of a
- * process id. Raising it back needs privileges, so a thread only ever lowers its own.
+ * Lowers the calling thread's scheduling priority to `nice` (0-19; a thread already lower stays as
+ * it is) and returns what it is now, with the thread's id; null where a thread has no priority of
+ * its own (not Linux) or when `nice` is 0. On Linux a priority belongs to a thread, and
+ * setpriority() takes a thread id in place of a process id. Raising a priority needs privileges,
+ * so a thread only ever lowers its own.
  */
 export function lowerThreadPriority(nice: number): { tid: number; nice: number } | null {
   if (nice === 0 || process.platform !== 'linux') return null;
   // "<pid>/task/<tid>": the one place Node lets a thread learn its own id.
   const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
   if (!Number.isInteger(tid) || tid <= 0) throw new Error(`cannot tell this thread's id from /proc/thread-self`);
-  setPriority(tid, nice);
+  if (getPriority(tid) < nice) setPriority(tid, nice);
   return { tid, nice: getPriority(tid) };
 }
 

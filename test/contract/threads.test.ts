@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Thread, ThreadCallError } from '../../src/threads.js';
+import { niceOf } from '../support/scheduling.js';
 
 const entry = new URL('../support/threads/echo-thread.js', import.meta.url);
 
@@ -48,6 +49,18 @@ describe('threads', () => {
     await thread.call('log', 'from the thread');
     await expect.poll(() => records.length).toBe(1);
     expect(records[0]).toMatchObject({ msg: 'from the thread', detail: 42, level: 40, user: { password: '[redacted]' } });
+  });
+
+  it.skipIf(process.platform !== 'linux')('lowers the priority of the calling thread alone, and never raises it', async () => {
+    const serving = niceOf(process.pid);
+    const thread = start({ greeting: 'hi' });
+    const lowered = await thread.call<{ tid: number; nice: number }>('lower', 5);
+    expect(lowered).toEqual({ tid: expect.any(Number), nice: 5 });
+    expect(lowered.tid).not.toBe(process.pid);
+    expect(niceOf(lowered.tid)).toBe(5);
+    expect(await thread.call('lower', 3)).toEqual({ tid: lowered.tid, nice: 5 }); // not raised (that needs privileges)
+    expect(await thread.call('lower', 0)).toBeNull();
+    expect(niceOf(process.pid)).toBe(serving);
   });
 
   it('fails calls in flight and later ones when the thread exits, and says so once', async () => {

@@ -4,12 +4,12 @@
  * API's read-your-writes, the usage read model fed by relayed requests, /health's projection list.
  * The thread runs at a lower scheduling priority (PROJECTORS_NICE) where the OS gives threads one.
  */
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProjectorThread } from '../../src/projections/runtime/projectors.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
 import { createChannel } from '../support/relay.js';
+import { niceOf } from '../support/scheduling.js';
 
 describe.each([
   ['in their own thread (default)', {}],
@@ -43,12 +43,6 @@ describe.each([
     expect(projections.map((p) => p.name)).toEqual(expect.arrayContaining(['channels', 'usage', 'billing', 'key_usage']));
   });
 });
-
-/** The niceness the kernel reports for a thread of this process (field 19 of its stat line). */
-function niceOf(tid: number): number {
-  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-}
 
 describe.skipIf(process.platform !== 'linux')('the projector thread priority', () => {
   let s: RunningApp | undefined;

@@ -1,7 +1,7 @@
-/** A thread entry for test/contract/threads.test.ts: echoes, fails on request, logs, exits. */
+/** A thread entry for test/contract/threads.test.ts: echoes, fails on request, logs, lowers its priority, exits. */
 import { ConflictError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/logger.js';
-import { serveThread, threadLogDestination } from '../../../src/threads.js';
+import { lowerThreadPriority, serveThread, threadLogDestination } from '../../../src/threads.js';
 
 serveThread(async ({ greeting, failInit }: { greeting: string; failInit?: boolean }) => {
   if (failInit) throw new Error('init refused');
@@ -19,6 +19,7 @@ serveThread(async ({ greeting, failInit }: { greeting: string; failInit?: boolea
       logger.warn({ detail: 42, user: { password: 'hunter2' } }, message);
       return true;
     },
+    lower: (nice: number) => lowerThreadPriority(nice),
     exit: () => process.exit(3),
   };
 });
