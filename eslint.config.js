@@ -2,6 +2,7 @@
 // (floating promises, misused promises) so the lint pass stays fast.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import switchyard from './eslint-rules/no-string-index-lookup.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'storage/**', 'logs/**', 'coverage/**'] },
@@ -18,6 +19,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    // Lookups by caller-controlled strings must not see Object.prototype (issue 14).
+    files: ['src/**/*.ts'],
+    plugins: { switchyard },
+    rules: { 'switchyard/no-string-index-lookup': 'error' },
   },
   { files: ['**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
 );

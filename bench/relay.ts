@@ -63,7 +63,6 @@ import { join, resolve } from 'node:path';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Client, Pool } from 'undici';
-import { TokenService } from '../src/auth/tokens.js';
 import { percentile } from './stats.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -300,6 +299,9 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SECRET = 'bench-secret-0123456789-abcdefghij';
+/** The root admin every benchmarked installation bootstraps, and the user the relay phases run as. */
+const BENCH_ADMIN = { email: 'bench-admin@switchyard.bench', password: 'bench-admin-password' };
+const BENCH_USER = { email: 'bench-user@switchyard.bench', password: 'bench-user-password' };
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -449,7 +451,8 @@ async function startSwitchyard(cli: string | null, dir: string | undefined, prof
       LOG_LEVEL: 'warn',
       HEALTH_CHECK_ENABLED: 'false',
       // Otherwise a generated root-admin password is logged at startup.
-      ADMIN_PASSWORD: 'bench-admin-password',
+      ADMIN_EMAIL: BENCH_ADMIN.email,
+      ADMIN_PASSWORD: BENCH_ADMIN.password,
       // Embedded mode whatever the caller's shell says (empty = unset), unless --mode distributed.
       NATS_URL: '',
       EVENTSTORE_URL: '',
@@ -498,6 +501,20 @@ async function api(url: string, token: string, body?: unknown): Promise<{ status
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };
+}
+
+async function loginAs(sy: Switchyard, account: { email: string; password: string }): Promise<string> {
+  const res = await fetch(`${sy.url}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(account) });
+  if (res.status !== 200) throw new Error(`login as ${account.email} failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** Access tokens of the root admin and of a user made for the run (a token must name a real user and session). */
+async function benchTokens(sy: Switchyard): Promise<{ adminToken: string; userToken: string }> {
+  const adminToken = await loginAs(sy, BENCH_ADMIN);
+  const user = await api(`${sy.url}/v1/admin/users`, adminToken, BENCH_USER);
+  if (user.status !== 201) throw new Error(`user create failed: ${user.status} ${JSON.stringify(user.json)}`);
+  return { adminToken, userToken: await loginAs(sy, BENCH_USER) };
 }
 
 /** One openai channel pointing at the fake, through the admin API; waits until it routes. */
@@ -775,9 +792,7 @@ async function main() {
   const distributed = args.mode === 'distributed' ? await distributedStores() : null;
   try {
     sy = await startSwitchyard(args.dist ? join(ROOT, 'dist/src/cli.js') : null, args.dir, args.profile, distributed?.env ?? {});
-    const tokens = new TokenService(SECRET, 3_600_000);
-    const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
-    const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
+    const { adminToken, userToken } = await benchTokens(sy);
     await createChannel(sy, fake.url, adminToken, userToken);
     const relayCredential = args.caller === 'key' ? await createApiKey(sy, adminToken) : userToken;
 
@@ -834,11 +849,9 @@ async function compare(spec: string) {
   const fake = await startHelper('fake', ['--stream-gap-ms', args['stream-gap-ms'] ?? '2']);
   const running: Array<{ name: string; sy: Switchyard; target: Target; serving: number[]; total: number[]; rps: number[] }> = [];
   try {
-    const tokens = new TokenService(SECRET, 3_600_000);
-    const adminToken = await tokens.issueAccessToken({ userId: 'bench-admin', tenantId: 'default', role: 'admin' });
-    const userToken = await tokens.issueAccessToken({ userId: 'bench', tenantId: 'default', role: 'user' });
     for (const { name, cli } of builds) {
       const sy = await startSwitchyard(cli, args.dir, undefined, {});
+      const { adminToken, userToken } = await benchTokens(sy);
       running.push({ name, sy, target: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } }, serving: [], total: [], rps: [] });
       await createChannel(sy, fake.url, adminToken, userToken);
     }

@@ -11,6 +11,7 @@ import * as presets from './0020_presets.js';
 import * as billing from './0030_billing.js';
 import * as usage from './0040_usage.js';
 import * as requestRowsInLogOrder from './0050_request_rows_in_log_order.js';
+import * as projectionQuarantine from './0060_projection_quarantine.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0030_billing': billing,
   '0040_usage': usage,
   '0050_request_rows_in_log_order': requestRowsInLogOrder,
+  '0060_projection_quarantine': projectionQuarantine,
 };

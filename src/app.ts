@@ -31,7 +31,8 @@ import { accessLiveView, loadTenants, loadUser, loadUserByEmail, loadUsers } fro
 import { channelDirectoryView, loadChannelRows } from './projections/channels.js';
 import { seedQuotaCounters } from './projections/key-usage.js';
 import { keyDirectoryView } from './projections/keys.js';
-import { isRevoked, pruneEndedSessions, revokedSessionsView } from './projections/sessions.js';
+import { activeSessionsView, pruneEndedSessions } from './projections/sessions.js';
+import { admitPrincipal } from './auth/access-policy.js';
 import { GeoLocator } from './relay/access/geo.js';
 import { KeyGate } from './relay/access/key-gate.js';
 import { BillingGate } from './relay/access/billing-gate.js';
@@ -104,7 +105,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const secrets = new SecretBox(config.secret);
   const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger, ownUsage);
   const accessView = new LiveView(store, sql, accessLiveView, logger, ownUsage);
-  const revokedSessions = new LiveView(store, sql, revokedSessionsView(config.auth.jwtExpireMs), logger, ownUsage);
+  const sessionsView = new LiveView(store, sql, activeSessionsView(), logger, ownUsage);
   const keysView = new LiveView(store, sql, keyDirectoryView, logger, ownUsage);
   const billingView = new LiveView(store, sql, billingLiveView, logger, ownUsage);
   const commands = new CommandBus(store, metrics);
@@ -116,7 +117,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     await maintenanceView.start();
     await channelsView.start();
     await accessView.start();
-    await revokedSessions.start();
+    await sessionsView.start();
     await keysView.start();
     await billingView.start();
     // Quota counters are not durable: put back what each key has spent (from the billing read model).
@@ -129,11 +130,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });
     if (bootstrapped > 0) {
       // Every projection and view past the bootstrap commits before the first request.
-      const views = [maintenanceView, channelsView, accessView, revokedSessions, keysView, billingView];
+      const views = [maintenanceView, channelsView, accessView, sessionsView, keysView, billingView];
       await Promise.all([runner.waitFor(bootstrapped), ...views.map((v) => v.waitFor(bootstrapped))]);
     }
   } catch (error) {
-    await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop(), billingView.stop()]);
+    await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), sessionsView.stop(), keysView.stop(), billingView.stop()]);
     await runner.stop();
     await Promise.all([store.close(), sql.close(), counters.close()]);
     throw error;
@@ -144,19 +145,22 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   if (config.healthCheckEnabled) health.startProber(pools);
   usage.start();
   const billing = new BillingGate(() => billingView.state);
-  const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing);
+  const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing, config.access.quotaReserveCompletionTokens);
   const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, usage, settings: config.relay, logger });
 
   const tokens = createTokenService(config);
-  // Every authenticated request: refused at once when the user, its tenant or its session is
-  // disabled / revoked on any instance; a changed role applies without a new token. Memory only.
-  tokens.useAccessPolicy((principal) => {
-    const access = accessView.state;
-    if (access.disabledUsers.has(principal.userId) || access.disabledTenants.has(principal.tenantId)) return null;
-    if (principal.sessionId !== undefined && isRevoked(revokedSessions.state, principal.sessionId)) return null;
-    const role = access.roles.get(principal.userId);
-    return role === undefined || role === principal.role ? principal : { ...principal, role };
-  });
+  // Every authenticated request: refused at once when the user is not one of the token's tenant or
+  // is disabled, its tenant is disabled, or its session is revoked or ended, on any instance; a
+  // changed role applies without a new token. Memory only. A user or session not in the views (a
+  // login on another instance a moment ago) is decided again once both views have reached the
+  // log's head, then refused if still unknown.
+  tokens.useAccessPolicy(
+    (principal) => admitPrincipal(principal, accessView.state, sessionsView.state),
+    async () => {
+      const head = await store.headPosition();
+      await Promise.all([accessView.waitFor(head, 2000), sessionsView.waitFor(head, 2000)]);
+    },
+  );
   const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
 
   const ctx: AppContext = {
@@ -168,7 +172,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     counters,
     commands,
     runner,
-    views: { maintenance: maintenanceView, channels: channelsView, access: accessView, revokedSessions, keys: keysView, billing: billingView },
+    views: { maintenance: maintenanceView, channels: channelsView, access: accessView, sessions: sessionsView, keys: keysView, billing: billingView },
     queries: {
       maintenance: () => loadMaintenance(sql.db),
       channels: (tenantId) => loadChannelRows(sql.db, tenantId),
@@ -222,7 +226,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       let metricsUrl: string | null = null;
       if (config.metrics.enabled) {
         metricsServer = await startMetricsServer(metrics, config.server.host, config.metrics.port, async () => {
-          for (const s of await runner.status()) metrics.projectionLag.set({ projection: s.name }, s.lag);
+          for (const s of await runner.status()) {
+            metrics.projectionLag.set({ projection: s.name }, s.lag);
+            metrics.projectionQuarantined.set({ projection: s.name }, s.quarantined);
+          }
         });
         const address = metricsServer.address();
         const port = typeof address === 'object' && address ? address.port : config.metrics.port;
@@ -244,7 +251,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await health.settled();
       await usage.close();
       await pools.close();
-      await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), revokedSessions.stop(), keysView.stop(), billingView.stop()]);
+      await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), sessionsView.stop(), keysView.stop(), billingView.stop()]);
       await runner.stop();
       await counters.close();
       await sql.close();

@@ -5,12 +5,18 @@
  *   switchyard serve                         run the server (what `npm start` does)
  *   switchyard projections status            position and lag of every projection
  *   switchyard projections rebuild <name>    drop a projection's tables and replay the log
+ *   switchyard projections quarantine list [<name>] [--all]
+ *                                            events projections set aside as poison (JSON lines)
+ *   switchyard projections quarantine replay [<name>]
+ *                                            re-apply them after a fix (exit status 2 if some still fail)
  *   switchyard events tail [--from N] [--follow] [--stream S]
  *                                            print commits of the log as JSON lines
  *   switchyard migrate                       apply pending schema migrations and exit
  *   switchyard token --user U [--tenant T] [--role admin|user] [--ttl 1h]
- *                                            mint an access token (HS256 from SECRET, or RS256 with
- *                                            JWT_PRIVATE_KEY_FILE); for automation and emergencies
+ *                                            mint an access token of an existing user (HS256 from
+ *                                            SECRET, or RS256 with JWT_PRIVATE_KEY_FILE) with a
+ *                                            session of its own, revocable by logging out with it;
+ *                                            for automation and emergencies
  *   switchyard audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
  *                                            rebuild usage and billing from the log into a scratch
  *                                            database and compare them with the live read models
@@ -24,15 +30,24 @@ import { createApp, openStores, type Stores } from './app.js';
 import { Role, TokenService } from './auth/tokens.js';
 import { loadConfig, parseDuration, type Config } from './config.js';
 import { ConfigError } from './errors.js';
-import { createLogger, type Logger } from './logger.js';
+import { createCommandLogger, createLogger, type Logger } from './logger.js';
 import { auditHistory, auditReplay } from './audit/replay.js';
 import { projections } from './projections/index.js';
+import { listQuarantine, replayQuarantine } from './projections/runtime/quarantine.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
+import { loadUser } from './projections/accounts.js';
+import { hashRefreshToken, newRefreshToken, newSessionId } from './auth/refresh-tokens.js';
+import { CommandBus } from './commands/bus.js';
+import { sessions } from './commands/sessions/decider.js';
+import { Metrics } from './api/metrics.js';
 
 const USAGE = `usage: switchyard <command>
   serve                                   run the server
   projections status                      position and lag of every projection
   projections rebuild <name|all>          drop a projection's tables and replay the log
+  projections quarantine list [<name>] [--all]
+                                          events projections set aside as poison (--all: replayed too)
+  projections quarantine replay [<name>]  re-apply quarantined events after a fix
   events tail [--from N] [--follow] [--stream S]
   migrate                                 apply pending schema migrations
   token --user U [--tenant T] [--role admin|user] [--ttl 1h]
@@ -63,7 +78,7 @@ async function serve(config: Config) {
 }
 
 async function withRunner(config: Config, work: (runner: ProjectionRunner) => Promise<void>) {
-  const logger = createLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+  const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
   const { store, sql, counters } = await openStores(config, logger);
   try {
     await work(new ProjectionRunner(store, sql.db, projections, logger));
@@ -74,7 +89,7 @@ async function withRunner(config: Config, work: (runner: ProjectionRunner) => Pr
 
 /** The stores (read models migrated), closed afterwards; for commands that are not projectors. */
 async function withStores(config: Config, work: (stores: Stores, logger: Logger) => Promise<void>) {
-  const logger = createLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+  const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
   const stores = await openStores(config, logger);
   try {
     await work(stores, logger);
@@ -101,7 +116,9 @@ async function main(argv: string[]): Promise<number> {
     case 'projections': {
       if (sub === 'status') {
         await withRunner(config, async (runner) => {
-          for (const s of await runner.status()) console.log(`${s.name.padEnd(24)} v${s.version}  position ${s.position}  lag ${s.lag}`);
+          for (const s of await runner.status()) {
+            console.log(`${s.name.padEnd(24)} v${s.version}  position ${s.position}  lag ${s.lag}${s.quarantined > 0 ? `  QUARANTINED ${s.quarantined} (see: projections quarantine list ${s.name})` : ''}`);
+          }
         });
         return 0;
       }
@@ -111,10 +128,28 @@ async function main(argv: string[]): Promise<number> {
           for (const name of names) {
             const started = Date.now();
             await runner.rebuild(name);
-            console.log(`rebuilt ${name} in ${Date.now() - started} ms`);
+            const quarantined = (await runner.status()).find((s) => s.name === name)?.quarantined ?? 0;
+            console.log(`rebuilt ${name} in ${Date.now() - started} ms${quarantined > 0 ? `; ${quarantined} event(s) quarantined (see: projections quarantine list ${name})` : ''}`);
           }
         });
         return 0;
+      }
+      if (sub === 'quarantine' && (rest[0] === 'list' || rest[0] === 'replay')) {
+        const { values, positionals } = parseArgs({ args: rest.slice(1), allowPositionals: true, options: { all: { type: 'boolean', default: false } } });
+        const names = positionals[0] === undefined ? undefined : [positionals[0]];
+        let stillQuarantined = 0;
+        await withStores(config, async ({ store, sql }) => {
+          for (const name of names ?? []) if (!projections.some((p) => p.name === name)) throw new Error(`unknown projection "${name}" (known: ${projections.map((p) => p.name).join(', ')})`);
+          if (rest[0] === 'list') {
+            for (const row of await listQuarantine(sql.db, { projections: names, includeReplayed: values.all })) console.log(JSON.stringify(row));
+            return;
+          }
+          const outcomes = await replayQuarantine(sql.db, store, projections, names);
+          for (const outcome of outcomes) console.log(JSON.stringify(outcome));
+          stillQuarantined = outcomes.filter((o) => o.result !== 'applied').length;
+          console.error(`replayed ${outcomes.length - stillQuarantined} event(s); ${stillQuarantined} still quarantined`);
+        });
+        return stillQuarantined === 0 ? 0 : 2;
       }
       break;
     }
@@ -183,11 +218,36 @@ async function main(argv: string[]): Promise<number> {
       break;
     }
     case 'token': {
-      const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string', default: 'user' }, ttl: { type: 'string', default: '1h' } } });
+      const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string' }, ttl: { type: 'string', default: '1h' } } });
       if (!values.user) break;
-      const tokens = new TokenService(config.secret, parseDuration(values.ttl), config.auth.jwt);
-      console.log(await tokens.issueAccessToken({ userId: values.user, tenantId: values.tenant, role: Role.parse(values.role) }));
-      return 0;
+      const userId = values.user;
+      const ttlMs = parseDuration(values.ttl);
+      let code = 0;
+      await withStores(config, async ({ store, sql }) => {
+        const user = await loadUser(sql.db, values.tenant, userId);
+        if (!user) {
+          console.error(`no user ${userId} in tenant ${values.tenant}`);
+          code = 1;
+          return;
+        }
+        // The token's role is the user's: a CLI token grants nothing the account does not hold.
+        if (values.role !== undefined && Role.parse(values.role) !== user.role) {
+          console.error(`user ${userId} has the role ${user.role}, not ${values.role}`);
+          code = 1;
+          return;
+        }
+        // A session of its own, so that the token can be revoked (POST /v1/auth/logout with it).
+        const sessionId = newSessionId();
+        await new CommandBus(store, new Metrics()).execute(
+          sessions,
+          sessionId,
+          { type: 'StartSession', sessionId, userId, refreshHash: hashRefreshToken(newRefreshToken(sessionId)), expiresAt: new Date(Date.now() + ttlMs).toISOString(), userAgent: 'switchyard token', ip: null },
+          { tenantId: user.tenant_id, causationId: `cli-token-${sessionId}` },
+        );
+        const tokens = new TokenService(config.secret, ttlMs, config.auth.jwt);
+        console.log(await tokens.issueAccessToken({ userId, tenantId: user.tenant_id, role: Role.parse(user.role), sessionId }));
+      });
+      return code;
     }
   }
   console.error(USAGE);

@@ -19,6 +19,7 @@ export function parseDuration(text: string): number {
   let consumed = 0;
   for (const match of trimmed.matchAll(part)) {
     if (match.index !== consumed) break;
+// eslint-disable-next-line switchyard/no-string-index-lookup -- the regex admits only the unit names
     total += Number(match[1]) * unit[match[2]!]!;
     consumed += match[0].length;
   }
@@ -31,6 +32,7 @@ export function parseSize(text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim());
   if (!match) throw new Error(`"${text}" is not a size (like 10MB, 512KB, or bytes)`);
   const multipliers: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
+// eslint-disable-next-line switchyard/no-string-index-lookup -- the regex admits only the unit names
   return Math.round(Number(match[1]) * multipliers[(match[2] ?? 'b').toLowerCase()]!);
 }
 
@@ -116,6 +118,10 @@ export const EnvSchema = z.object({
   RELAY_BACKOFF_MULTIPLIER: z.coerce.number().min(1).max(10).default(2),
   RELAY_FIRST_BYTE_TIMEOUT: duration('60s'),
   RELAY_TIMEOUT: duration('600s'),
+  /** Largest upstream stream event (an SSE event or line, an NDJSON line, an event-stream frame). */
+  UPSTREAM_MAX_EVENT_SIZE: size('8MB'),
+  /** Largest upstream body read whole (a completion that is not streamed, an error body). */
+  UPSTREAM_MAX_BODY_SIZE: size('64MB'),
   CHANNEL_FAILURE_THRESHOLD: positiveInt(5),
   CHANNEL_FAILURE_WINDOW: duration('60s'),
   CHANNEL_COOLDOWN: duration('30s'),
@@ -128,6 +134,8 @@ export const EnvSchema = z.object({
   TRUSTED_PROXIES: z.string().default(''),
   GEOIP_DATABASE: optionalText,
   GEOIP_COUNTRY_HEADER: optionalText,
+  /** Completion tokens an API key's quota reservation assumes at least (the client's max_tokens only raises it). */
+  QUOTA_RESERVE_COMPLETION_TOKENS: positiveInt(4096),
 
   RBAC_ENABLED: bool(true),
   MFA_ENABLED: bool(false),
@@ -193,6 +201,9 @@ export interface Config {
     backoffMultiplier: number;
     firstByteTimeoutMs: number;
     timeoutMs: number;
+    /** Past these the answer is a 502 upstream_response_too_large (bounded memory and parse time). */
+    maxEventBytes: number;
+    maxBodyBytes: number;
     failureThreshold: number;
     failureWindowMs: number;
     cooldownMs: number;
@@ -206,6 +217,11 @@ export interface Config {
     geoipDatabase: string | null;
     /** A country header set by a trusted CDN in front (e.g. cf-ipcountry). */
     geoipCountryHeader: string | null;
+    /**
+     * Completion tokens a quota reservation counts at least, whatever the request's max_tokens:
+     * what bounds a quota's overshoot does not come from the client.
+     */
+    quotaReserveCompletionTokens: number;
   };
   healthCheckEnabled: boolean;
   /** Projectors in their own worker thread (PROJECTORS_THREAD) or on the serving thread. */
@@ -278,6 +294,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       backoffMultiplier: e.RELAY_BACKOFF_MULTIPLIER,
       firstByteTimeoutMs: e.RELAY_FIRST_BYTE_TIMEOUT,
       timeoutMs: e.RELAY_TIMEOUT,
+      maxEventBytes: e.UPSTREAM_MAX_EVENT_SIZE,
+      maxBodyBytes: e.UPSTREAM_MAX_BODY_SIZE,
       failureThreshold: e.CHANNEL_FAILURE_THRESHOLD,
       failureWindowMs: e.CHANNEL_FAILURE_WINDOW,
       cooldownMs: e.CHANNEL_COOLDOWN,
@@ -288,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       trustedProxies: e.TRUSTED_PROXIES.split(',').map((p) => p.trim()).filter(Boolean),
       geoipDatabase: e.GEOIP_DATABASE ?? null,
       geoipCountryHeader: e.GEOIP_COUNTRY_HEADER?.toLowerCase() ?? null,
+      quotaReserveCompletionTokens: e.QUOTA_RESERVE_COMPLETION_TOKENS,
     },
     healthCheckEnabled: e.HEALTH_CHECK_ENABLED,
     projectorsThread: e.PROJECTORS_THREAD,

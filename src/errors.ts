@@ -55,6 +55,16 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * The upstream's answer cannot be relayed: too large, unreadable, or not the shape its API
+ * promises. A 502 whose message is written for the caller (the internals go to the log).
+ */
+export class UpstreamFaultError extends AppError {
+  constructor(message: string, code = 'bad_upstream_response') {
+    super(502, 'upstream_error', code, message);
+  }
+}
+
 /** Optimistic concurrency: the stream moved on since the caller read it. */
 export class WrongExpectedVersionError extends ConflictError {
   constructor(

@@ -1,5 +1,5 @@
 /** The process logger (pino). Secrets never reach the log: auth headers, keys and passwords are redacted. */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { destination, pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -18,7 +18,12 @@ export const REDACT_PATHS = [
 ];
 
 /** `destination`: stdout unless given (a worker thread hands its lines to the main thread's logger). */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, stream?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'switchyard' } };
-  return destination ? pino(options, destination) : pino(options);
+  return stream ? pino(options, stream) : pino(options);
+}
+
+/** A one-shot command's logger: lines go to stderr, so that stdout holds only the command's output. */
+export function createCommandLogger(level: string): Logger {
+  return createLogger(level, destination(2));
 }

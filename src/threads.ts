@@ -13,6 +13,7 @@ import { getPriority, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { ownValue } from './own.js';
 
 interface Call {
   id: number;
@@ -64,7 +65,7 @@ export function serveThread<Data>(init: (data: Data) => Promise<Handlers>): void
   port.on('message', (call: Call) => {
     void ready
       .then((handlers) => {
-        const handler = handlers[call.method];
+        const handler = ownValue(handlers, call.method);
         if (!handler) throw new Error(`unknown thread method ${call.method}`);
         return handler(call.payload as never);
       })

@@ -93,7 +93,7 @@ export function principalOf(request: HttpRequestLike, tokens: TokenService): Pro
   if (!principal) {
     const token = request.headers.authorization === undefined ? cookieToken(request) : bearerToken(request);
     // The signature check may come from the cache; the access policy runs on every request.
-    principal = token ? verifyCached(tokens, token).then((p) => tokens.admit(p)) : Promise.resolve(null);
+    principal = token ? verifyCached(tokens, token).then((p) => tokens.admitEventually(p)) : Promise.resolve(null);
     resolved.set(request, principal);
   }
   return principal;
@@ -111,7 +111,11 @@ export function principalNow(request: HttpRequestLike, tokens: TokenService): Pr
   if (!token) return null;
   const hit = verifiedTokens.get(tokens)?.get(token);
   if (!hit || hit.until <= Date.now()) return undefined;
-  return tokens.admit(hit.principal);
+  const decision = tokens.decide(hit.principal);
+  // A user or session not (yet) known here: principalOf waits for the views before deciding.
+  if (decision === 'unknown') return undefined;
+  if (decision === null) throw new UnauthorizedError();
+  return decision;
 }
 
 /** Like principalOf, but never throws: for checks that only need to know "is this an admin?". */

@@ -23,6 +23,7 @@ import { ChatCompletionRequest } from '../relay/schema.js';
 import { principalNow, requirePrincipal } from './auth.js';
 import type { AppContext } from './context.js';
 import { validationError } from './errors.js';
+import { ownValue } from '../own.js';
 
 /**
  * The shapes nearly every chat request has, checked by hand: parsing a request with zod was a
@@ -92,6 +93,7 @@ export function isPlainChatRequest(body: unknown): body is ChatCompletionRequest
   // a few of the schema's twenty-odd fields.
   for (const key in body) {
     const check = FIELD_CHECK_BY_NAME.get(key);
+// eslint-disable-next-line switchyard/no-string-index-lookup -- an own key of the parsed body (for-in), and one of the schema's fields
     if (check !== undefined && !check(body[key])) return false;
   }
   return true;
@@ -108,7 +110,7 @@ export function parseChatRequest(body: unknown): { value: ChatCompletionRequest;
 
 /** Whether a key may use a model (GET /v1/models lists only those). */
 export function isModelAllowed(key: ActiveKey, model: string): boolean {
-  const resolved = key.policy.model_aliases[model] ?? model;
+  const resolved = ownValue(key.policy.model_aliases, model) ?? model;
   return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
 }
 
@@ -217,7 +219,7 @@ export class ChatEndpoint {
     const model = keyGate.resolveModel(key, body.model);
     // The request's own model_mapping may point an allowed name at another model: the key's rules
     // apply to where the request really goes, too.
-    const mappedTo = body.model_mapping?.[body.model]?.actual_model;
+    const mappedTo = ownValue(body.model_mapping, body.model)?.actual_model;
     if (mappedTo !== undefined && mappedTo !== model) keyGate.resolveModel(key, mappedTo);
     keyGate.checkSource(key, request);
     billing.admit(caller, routedModel(model, body));

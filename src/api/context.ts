@@ -16,7 +16,7 @@ import type { BillingGate } from '../relay/access/billing-gate.js';
 import type { BillingState } from '../projections/billing.js';
 import type { AccessState } from '../projections/accounts.js';
 import type { ChannelDirectory } from '../projections/channels.js';
-import type { RevokedSessions } from '../projections/sessions.js';
+import type { ActiveSessions } from '../projections/sessions.js';
 import type { MaintenanceView } from '../projections/maintenance.js';
 import type { ChannelHealth } from '../relay/channel-health.js';
 import type { Relay } from '../relay/relay.js';
@@ -36,7 +36,7 @@ export interface AppContext {
   counters: Counters;
   commands: CommandBus;
   runner: Projectors;
-  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; revokedSessions: LiveView<RevokedSessions>; keys: LiveView<KeyDirectory>; billing: LiveView<BillingState> };
+  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; sessions: LiveView<ActiveSessions>; keys: LiveView<KeyDirectory>; billing: LiveView<BillingState> };
   /** Query side: reads of projected read models (never the event log). */
   queries: {
     maintenance(): Promise<MaintenanceView>;

@@ -41,6 +41,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly projectionQuarantined = new Gauge({
+    name: 'switchyard_projection_quarantined_events',
+    help: 'Events a projection could not apply and set aside, not replayed yet (sampled at scrape; alert on > 0)',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
   }

@@ -27,6 +27,7 @@ import { tenantRoutes } from './routes/tenants.js';
 import { userRoutes } from './routes/users.js';
 import { usageRoutes } from './routes/usage.js';
 import { auditRoutes } from './routes/audit.js';
+import { projectionRoutes } from './routes/projections.js';
 
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
@@ -87,6 +88,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(subscriptionRoutes(ctx));
   await app.register(usageRoutes(ctx));
   await app.register(auditRoutes(ctx));
+  await app.register(projectionRoutes(ctx));
   await app.register(presetRoutes(ctx));
   return app;
 }

@@ -18,6 +18,7 @@ import type { Logger } from '../logger.js';
 import type { Commit, EventStore, StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from '../projections/runtime/projection.js';
 import { ProjectionRunner } from '../projections/runtime/runner.js';
+import { quarantineFindings, type QuarantineFinding } from './quarantine.js';
 import { compareRows, scopedRows, type AnyDb, type AuditScope, type TableReport } from './compare.js';
 import { auditedProjections as defaultAudited, type AuditedProjection } from './tables.js';
 
@@ -28,7 +29,9 @@ export interface AuditReport {
   /** The log position each projection was compared at (its live checkpoint). */
   projections: Array<{ name: string; position: number }>;
   tables: TableReport[];
-  /** Sum over the tables: 0 means the live read models agree with the log, to the unit. */
+  /** Events the audited projections quarantined (./quarantine.ts): each one is a difference. */
+  quarantined: QuarantineFinding[];
+  /** Sum over the tables, plus the quarantined events: 0 means the live read models agree with the log, to the unit. */
   differences: number;
 }
 
@@ -127,13 +130,15 @@ export async function auditReplay(deps: AuditDeps, scope: AuditScope, options: {
         tables.push(compareRows(table, live.rows.get(table.table) ?? [], await scopedRows(scratch.db as unknown as AnyDb, table, scope)));
       }
     }
+    const quarantined = await quarantineFindings(deps.live, scratch.db, audited.map((entry) => entry.projection), scope);
     return {
       tenant_id: scope.tenantId,
       from: scope.from.toISOString(),
       to: scope.to.toISOString(),
       projections,
       tables,
-      differences: tables.reduce((sum, t) => sum + t.differences, 0),
+      quarantined,
+      differences: tables.reduce((sum, t) => sum + t.differences, 0) + quarantined.length,
     };
   } finally {
     await scratch.close();

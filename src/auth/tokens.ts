@@ -4,8 +4,9 @@
  * configured, so `none`, algorithm-confusion tokens (an HS256 token "signed" with the RS256 public
  * key) and tokens of the other algorithm are refused.
  *
- * Claims: `sub` (user id), `tid` (tenant id), `role`, `sid` (session id; absent on tokens minted
- * by the CLI), `iss`, `iat`, `exp`.
+ * Claims: `sub` (user id), `tid` (tenant id), `role`, `sid` (session id: logins and CLI-minted
+ * tokens alike), `iss`, `iat`, `exp`. A token without `exp` is refused: none of ours lacks one,
+ * and one that never expires could not be contained by rotating anything but SECRET.
  */
 import { createHmac, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
@@ -21,16 +22,24 @@ export interface Principal {
   userId: string;
   tenantId: string;
   role: Role;
-  /** The login session the token belongs to (absent on CLI-minted tokens). */
+  /** The session the token belongs to (a login, or a CLI-minted token's own); the access policy refuses tokens without one. */
   sessionId?: string;
 }
 
 /**
- * Whether a principal whose token verified may act now: refuses (null) disabled users, users of
- * disabled tenants and revoked sessions, and may replace a role that changed since the token was
- * issued. Set by the composition root from in-memory live views (no I/O).
+ * Whether a principal whose token verified may act now: refuses (null) unknown or disabled users,
+ * users of disabled tenants, and unknown, revoked or ended sessions, and may replace a role that
+ * changed since the token was issued. Set by the composition root from in-memory live views (no
+ * I/O): src/auth/access-policy.ts.
  */
-export type AccessPolicy = (principal: Principal) => Principal | null;
+export type AccessPolicy = (principal: Principal) => AccessDecision;
+
+/**
+ * The principal as it may act (possibly with a changed role), `null` (refused), or `'unknown'`:
+ * its user or session is not (yet) in the views — e.g. a login on another instance whose events
+ * are still on their way. Unknown is refused too, but only after the views caught up with the log.
+ */
+export type AccessDecision = Principal | null | 'unknown';
 
 const Claims = z.object({ sub: z.string().min(1), tid: z.string().min(1), role: Role, sid: z.string().min(1).optional() });
 
@@ -46,6 +55,7 @@ export class TokenService {
   private readonly signingKey: Uint8Array | KeyObject;
   private readonly verifyingKey: Uint8Array | KeyObject;
   private policy: AccessPolicy | null = null;
+  private catchUp: () => Promise<void> = async () => undefined;
 
   constructor(
     secret: string,
@@ -74,7 +84,7 @@ export class TokenService {
   /** Throws UnauthorizedError for anything but a valid, unexpired token of ours (signature and claims only: see `admit`). */
   async verifyAccessToken(token: string): Promise<Principal> {
     try {
-      const { payload } = await jwtVerify(token, this.verifyingKey, { algorithms: [this.algorithm], issuer: ISSUER });
+      const { payload } = await jwtVerify(token, this.verifyingKey, { algorithms: [this.algorithm], issuer: ISSUER, requiredClaims: ['exp'] });
       const claims = Claims.parse(payload);
       return { userId: claims.sub, tenantId: claims.tid, role: claims.role, ...(claims.sid && { sessionId: claims.sid }) };
     } catch (error) {
@@ -83,9 +93,32 @@ export class TokenService {
     }
   }
 
-  /** Installs the access policy (`admit` lets everyone through until then). */
-  useAccessPolicy(policy: AccessPolicy): void {
+  /**
+   * Installs the access policy (`admit` lets everyone through until then), and how to wait until
+   * what it reads is current (`catchUp`, for `'unknown'` decisions).
+   */
+  useAccessPolicy(policy: AccessPolicy, catchUp?: () => Promise<void>): void {
     this.policy = policy;
+    if (catchUp) this.catchUp = catchUp;
+  }
+
+  /** The policy's decision now (no waiting); a principal when no policy is installed. */
+  decide(principal: Principal): AccessDecision {
+    return this.policy ? this.policy(principal) : principal;
+  }
+
+  /**
+   * Like `admit`, but an `'unknown'` user or session is decided again once the views have caught
+   * up with the log (a token fresh from another instance), instead of refused at once.
+   */
+  async admitEventually(principal: Principal): Promise<Principal> {
+    let decision = this.decide(principal);
+    if (decision === 'unknown') {
+      await this.catchUp().catch(() => undefined);
+      decision = this.decide(principal);
+    }
+    if (decision === null || decision === 'unknown') throw new UnauthorizedError();
+    return decision;
   }
 
   /**
@@ -93,9 +126,8 @@ export class TokenService {
    * (cacheable) signature check, so a disabled user is refused at once even with a cached token.
    */
   admit(principal: Principal): Principal {
-    if (!this.policy) return principal;
-    const admitted = this.policy(principal);
-    if (!admitted) throw new UnauthorizedError();
+    const admitted = this.decide(principal);
+    if (admitted === null || admitted === 'unknown') throw new UnauthorizedError();
     return admitted;
   }
 }

@@ -122,20 +122,22 @@ export const accountsProjection: Projection = {
 export interface AccessState {
   disabledTenants: Set<string>;
   disabledUsers: Set<string>;
-  /** Current role of users whose role changed (tokens carry the role they were issued with). */
-  roles: Map<string, Role>;
+  /**
+   * Every user that exists: its tenant and current role (tokens carry the role they were issued
+   * with). One small entry per user of the installation; users are never deleted.
+   */
+  users: Map<string, { tenantId: string; role: Role }>;
 }
 
 export const accessLiveView: LiveViewDefinition<AccessState> = {
   projection: accountsProjection,
   async load(db) {
     const tenants = await db.selectFrom('tenants').select('tenant_id').where('disabled', '=', 1).execute();
-    const disabled = await db.selectFrom('users').select('id').where('disabled', '=', 1).execute();
-    const changed = await db.selectFrom('users').select(['id', 'role']).where('role_changed_at', 'is not', null).execute();
+    const users = await db.selectFrom('users').select(['id', 'tenant_id', 'role', 'disabled']).execute();
     return {
       disabledTenants: new Set(tenants.map((t) => t.tenant_id)),
-      disabledUsers: new Set(disabled.map((u) => u.id)),
-      roles: new Map(changed.map((u) => [u.id, u.role as Role])),
+      disabledUsers: new Set(users.filter((u) => u.disabled === 1).map((u) => u.id)),
+      users: new Map(users.map((u) => [u.id, { tenantId: u.tenant_id, role: u.role as Role }])),
     };
   },
   evolve(state, stored) {
@@ -146,17 +148,23 @@ export const accessLiveView: LiveViewDefinition<AccessState> = {
       case 'TenantEnabled':
         state.disabledTenants.delete(tenantIdOf(stored.stream));
         break;
+      case 'UserCreated':
+      case 'UserRoleChanged': {
+        const event = UserEvent.parse({ type: stored.type, data: stored.data });
+        const id = userIdOf(stored.stream);
+        if (event.type === 'UserCreated') state.users.set(id, { tenantId: stored.tenant_id, role: event.data.role });
+        else if (event.type === 'UserRoleChanged') {
+          const user = state.users.get(id);
+          if (user) user.role = event.data.role;
+        }
+        break;
+      }
       case 'UserDisabled':
         state.disabledUsers.add(userIdOf(stored.stream));
         break;
       case 'UserEnabled':
         state.disabledUsers.delete(userIdOf(stored.stream));
         break;
-      case 'UserRoleChanged': {
-        const event = UserEvent.parse({ type: stored.type, data: stored.data });
-        if (event.type === 'UserRoleChanged') state.roles.set(userIdOf(stored.stream), event.data.role);
-        break;
-      }
     }
     return state;
   },

@@ -1,8 +1,6 @@
 /**
- * Sessions read model (`sessions`, one row per login), read by refresh and logout, and the
- * revoked-sessions live view: sessions revoked recently enough that an access token issued for
- * them may still be unexpired. Checking it in memory makes logout (and a detected refresh-token
- * reuse) end the session's access tokens on every instance at once.
+ * Sessions read model (`sessions`, one row per login or CLI-minted token), read by refresh and
+ * logout, and the active-sessions live view that every authenticated request is checked against.
  */
 import { SESSION_EVENT_TYPES, SessionEvent } from '../commands/sessions/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
@@ -56,12 +54,22 @@ export const sessionsProjection: Projection = {
   },
 };
 
-/** Revoked session id -> epoch ms until which tokens of it could still be unexpired. */
-export type RevokedSessions = Map<string, number>;
+/** A session that has not ended yet; it authenticates unless revoked. */
+export interface LiveSession {
+  userId: string;
+  /** Epoch ms: the session's end (its refresh token expiry; a CLI session's token lifetime). */
+  expiresAt: number;
+  /** Revoked sessions stay until their end, so their tokens are refused without a second look. */
+  revoked: boolean;
+}
 
-export function isRevoked(revoked: RevokedSessions, sessionId: string, now = Date.now()): boolean {
-  const until = revoked.get(sessionId);
-  return until !== undefined && until > now;
+/** Session id -> the session, for every session not past its end (the live view `sessions`). */
+export type ActiveSessions = Map<string, LiveSession>;
+
+/** The session `sessionId` of `userId` if it is active (not revoked, not ended) at `now`, else undefined. */
+export function activeSession(sessions: ActiveSessions, sessionId: string, userId: string, now = Date.now()): LiveSession | undefined {
+  const session = sessions.get(sessionId);
+  return session && !session.revoked && session.userId === userId && session.expiresAt > now ? session : undefined;
 }
 
 /** Active sessions of a user (for "revoke the others" after a password change). */
@@ -70,25 +78,46 @@ export async function activeSessionIds(db: ReadModelDb, tenantId: string, userId
   return rows.map((r) => r.id);
 }
 
-/** `accessTtlMs`: the longest an access token lives (JWT_EXPIRE); older revocations are moot. */
-export function revokedSessionsView(accessTtlMs: number): LiveViewDefinition<RevokedSessions> {
+/**
+ * Every session not past its end, in memory on every instance: an access token is honoured only
+ * while its session is here and not revoked, so logout (and a detected refresh-token reuse, and a
+ * password change) ends the session's access tokens everywhere at once, and a token naming a
+ * session that never existed is refused. Bounded by the sessions alive at once (one entry per
+ * login within JWT_REFRESH_EXPIRE); ended sessions are dropped (pruned at most once a minute).
+ */
+export function activeSessionsView(): LiveViewDefinition<ActiveSessions> {
   let nextPrune = 0;
   return {
     projection: sessionsProjection,
     async load(db) {
-      const since = new Date(Date.now() - accessTtlMs).toISOString();
-      const rows = await db.selectFrom('sessions').select(['id', 'revoked_at']).where('revoked', '=', 1).where('revoked_at', '>', since).execute();
-      return new Map(rows.map((r) => [r.id, Date.parse(r.revoked_at!) + accessTtlMs]));
+      const now = new Date().toISOString();
+      const rows = await db.selectFrom('sessions').select(['id', 'user_id', 'expires_at', 'revoked']).where('expires_at', '>', now).execute();
+      return new Map(rows.map((r) => [r.id, { userId: r.user_id, expiresAt: Date.parse(r.expires_at), revoked: r.revoked === 1 }]));
     },
-    evolve(revoked, stored) {
-      if (stored.type !== 'SessionRevoked') return revoked;
+    evolve(sessions, stored) {
+      const id = sessionIdOfStream(stored.stream);
+      const event = parse(stored);
+      switch (event.type) {
+        case 'SessionStarted':
+          sessions.set(id, { userId: event.data.user_id, expiresAt: Date.parse(event.data.expires_at), revoked: false });
+          break;
+        case 'SessionRefreshed': {
+          const session = sessions.get(id);
+          if (session) session.expiresAt = Date.parse(event.data.expires_at);
+          break;
+        }
+        case 'SessionRevoked': {
+          const session = sessions.get(id);
+          if (session) session.revoked = true;
+          break;
+        }
+      }
       const now = Date.now();
-      revoked.set(sessionIdOfStream(stored.stream), Math.max(now, Date.parse(stored.occurred_at)) + accessTtlMs);
       if (now >= nextPrune) {
         nextPrune = now + 60_000;
-        for (const [id, until] of revoked) if (until <= now) revoked.delete(id);
+        for (const [sid, session] of sessions) if (session.expiresAt <= now) sessions.delete(sid);
       }
-      return revoked;
+      return sessions;
     },
   };
 }

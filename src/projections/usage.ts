@@ -23,7 +23,7 @@ import { usageFingerprint } from '../billing/rating.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 import { idLookup } from './request-ids.js';
-import { usageEventOf, type UsageEvent } from './usage-events.js';
+import { requireUsageEvent } from './usage-events.js';
 
 /** Column widths of migration 0040: values are clipped so that no event can wedge the projection. */
 const clip = (value: string, max: number) => (value.length > max ? value.slice(0, max) : value);
@@ -241,11 +241,9 @@ const projectedFingerprints = idLookup('usage_requests');
  * same rows as applying the events one by one (the per-event `apply` goes through here too).
  */
 async function applyUsageBatch(trx: ReadModelDb, events: readonly StoredEvent[]): Promise<void> {
-  const items: Array<{ stored: StoredEvent; event: UsageEvent }> = [];
-  for (const stored of events) {
-    const event = usageEventOf(stored);
-    if (event) items.push({ stored, event }); // else: not a usage event this version can read: skipped, deterministically
-  }
+  // A usage event this version cannot read throws (as in billing and key_usage): the runner
+  // quarantines it, visibly, instead of the request going missing from usage without a trace.
+  const items = events.map((stored) => ({ stored, event: requireUsageEvent(stored) }));
   if (items.length === 0) return;
 
   // request id (clipped, as stored) -> fingerprints of the rows already projected under it.

@@ -7,9 +7,10 @@
 import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
-import { AppError, ServiceUnavailableError } from '../errors.js';
+import { AppError, ServiceUnavailableError, UpstreamFaultError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { Logger } from '../logger.js';
+import { ownValue } from '../own.js';
 import type { ChannelHealth } from './channel-health.js';
 import { PROVIDERS } from './providers/index.js';
 import type { Provider, ProviderContext, ResponseMeta } from './providers/provider.js';
@@ -62,6 +63,7 @@ const NO_PROVIDERS: readonly string[] = Object.freeze([]);
 
 /** The headers of a completion (the HTTP servers only read them, so one object serves every answer). */
 const JSON_CONTENT = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+const SSE_HEADERS = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
 
 /**
  * "The client went away", in the form UpstreamPools.request accepts as a signal (an AbortEmitter:
@@ -117,6 +119,7 @@ function backoff(ms: number, gone: ClientGone): Promise<void> {
 }
 
 function header(headers: UpstreamHeaders, name: string): string | undefined {
+// eslint-disable-next-line switchyard/no-string-index-lookup -- names are the code's own (retry-after...)
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -158,12 +161,59 @@ function classifyStatus(provider: Provider, status: number, body: string, header
   return new AttemptFailure(new AppError(status, type, code && /^[a-z_]+$/.test(code) ? code : 'upstream_invalid_request', message), false, false);
 }
 
+/** Error codes of a connection that could not be made (as opposed to one that was lost). */
+const CONNECT_ERROR_CODES: ReadonlySet<string | undefined> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+
+/**
+ * What the caller is told about an exception of the upstream exchange (the HTTP client's errors:
+ * timeouts, refused or lost connections). Written for callers with a stable code; the exception
+ * itself only goes to the log. An UpstreamFaultError already is such an answer.
+ */
+export function upstreamFailureOf(error: unknown): AppError {
+  if (error instanceof UpstreamFaultError) return error;
+  if (error instanceof undiciErrors.HeadersTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream did not answer in time');
+  if (error instanceof undiciErrors.BodyTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream stopped sending before its answer was complete');
+  if (error instanceof undiciErrors.ConnectTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the relay could not connect to the upstream in time');
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (CONNECT_ERROR_CODES.has(code)) return new AppError(502, 'upstream_error', 'upstream_unavailable', 'the relay could not connect to the upstream');
+  return new AppError(502, 'upstream_error', 'upstream_connection_lost', 'the upstream closed the connection before its answer was complete');
+}
+
+/**
+ * An exception of one attempt. Retried on the next channel when nothing reached the client yet,
+ * except a response over the size limits: a channel that sends one is faulty, and asking another
+ * would risk the same cost again.
+ */
 function classifyException(error: unknown): AttemptFailure {
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.ConnectTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
-    return new AttemptFailure(new AppError(504, 'upstream_error', 'upstream_timeout', `upstream timed out: ${error.message}`), true, true);
+  const answer = upstreamFailureOf(error);
+  return new AttemptFailure(answer, answer.code !== 'upstream_response_too_large', true);
+}
+
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
+
+/** The media type of a Content-Type value ('text/event-stream; charset=utf-8' -> 'text/event-stream'). */
+function mediaTypeOf(contentType: string): string {
+  const semicolon = contentType.indexOf(';');
+  return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+}
+
+/**
+ * Why a successful answer to `stream: true` is not a stream the provider's converter can read:
+ * a body encoding the relay did not ask for (it sends no Accept-Encoding), or another media type
+ * (a JSON body, an HTML page). Null when it is one (or says nothing of its type).
+ */
+export function streamResponseFault(provider: Provider, headers: UpstreamHeaders): UpstreamFaultError | null {
+  const encoding = header(headers, 'content-encoding');
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    return new UpstreamFaultError('the upstream answered the stream with an encoded (compressed) body the relay did not ask for');
   }
-  const message = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : String(error);
-  return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_unavailable', `upstream unreachable: ${message}`), true, true);
+  const contentType = header(headers, 'content-type');
+  if (contentType === undefined || contentType.trim() === '') return null;
+  const mediaType = mediaTypeOf(contentType);
+  if (mediaType === provider.streamMediaType) return null;
+  // The upstream's value is named only when it is a plain media type (nothing else it sent is echoed).
+  const named = mediaType.length <= 80 && MEDIA_TYPE.test(mediaType) ? mediaType : 'another media type';
+  return new UpstreamFaultError(`the upstream answered the stream with ${named} instead of ${provider.streamMediaType}`);
 }
 
 /**
@@ -276,7 +326,7 @@ export class Relay {
     let body = input;
     let model = input.model;
     const providers: string[] = [];
-    const alias = input.model_mapping?.[input.model];
+    const alias = ownValue(input.model_mapping, input.model);
     if (alias) {
       model = alias.actual_model;
       if (alias.provider) providers.push(alias.provider);
@@ -328,6 +378,7 @@ export class Relay {
       } catch (error) {
         if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
         last = classifyException(error);
+        this.logUpstreamFailure(error, candidate, request.id);
         health.failure(candidate.channel, last.message, request.id);
         continue;
       }
@@ -342,12 +393,32 @@ export class Relay {
       }
 
       this.noteRateLimitHeaders(candidate, upstream.headers, request.id);
-      health.success(candidate.channel, request.id);
-      if (body.stream === true) await this.pipeStream(response, upstream, provider, ctx, body, meta, usage, t0, request.id);
-      else await this.sendCompletion(response, upstream, provider, ctx, body, meta, usage);
-      return;
+      const notAStream = body.stream === true ? streamResponseFault(provider, upstream.headers) : null;
+      try {
+        if (notAStream !== null) {
+          upstream.body.destroy();
+          this.deps.logger.warn({ request_id: request.id, channel: candidate.channel.id, headers: { 'content-type': upstream.headers['content-type'], 'content-encoding': upstream.headers['content-encoding'] } }, 'upstream answered a stream request with no stream');
+          throw new AttemptFailure(notAStream, true, true);
+        }
+        health.success(candidate.channel, request.id);
+        if (body.stream === true) await this.pipeStream(response, upstream, provider, ctx, body, meta, usage, t0, request.id);
+        else await this.sendCompletion(response, upstream, provider, ctx, body, meta, usage, request.id);
+        return;
+      } catch (error) {
+        // Failures of the answer before any byte reached the client: like a failed call.
+        if (!(error instanceof AttemptFailure)) throw error;
+        if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+        last = error;
+        if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
+        if (!last.retryable) throw last.error;
+      }
     }
     throw last!.error;
+  }
+
+  /** The internals of an upstream failure, for operators (callers get upstreamFailureOf's answer). */
+  private logUpstreamFailure(error: unknown, candidate: Candidate, requestId: string): void {
+    this.deps.logger.warn({ err: error, request_id: requestId, channel: candidate.channel.id }, 'upstream request failed');
   }
 
   /** "0 requests remaining" on a success: cool the channel down until the window resets. */
@@ -380,14 +451,24 @@ export class Relay {
     body: ChatCompletionRequest,
     meta: ResponseMeta,
     usage: UsageData,
+    requestId: string,
   ) {
-    const text = await upstream.body.text();
+    let text: string;
+    try {
+      text = await upstream.body.text();
+    } catch (error) {
+      this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream body could not be read');
+      throw classifyException(error);
+    }
     let completion: ChatCompletion;
     try {
       completion = provider.parseResponse(text, ctx, meta);
     } catch (error) {
-      this.deps.health.failure(ctx.channel, 'unreadable response', meta.id);
-      throw new AppError(502, 'upstream_error', 'upstream_bad_response', `upstream sent a response that could not be read: ${(error as Error).message}`);
+      // A provider's own 502 is written for callers; anything else (a conversion that met a shape
+      // it did not expect) is logged and answered in general terms.
+      if (error instanceof UpstreamFaultError) throw new AttemptFailure(error, true, true);
+      this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream response could not be converted');
+      throw new AttemptFailure(new UpstreamFaultError('the upstream sent a response that could not be read'), true, true);
     }
     completion.usage = this.fillUsage(usage, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
     response.send(200, JSON_CONTENT, JSON.stringify(completion));
@@ -404,14 +485,16 @@ export class Relay {
     t0: number,
     requestId: string,
   ) {
-    const converter = provider.createStreamConverter(ctx, meta);
-    response.start(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
+    const converter = provider.createStreamConverter(ctx, meta, this.deps.settings.maxEventBytes);
+    // The response starts with the first converted bytes: until then a failure can still be a
+    // plain JSON error (and another channel may be tried).
+    let started = false;
     const write = async (text: string) => {
       if (!text || response.closed) return;
+      if (!started) {
+        started = true;
+        response.start(200, SSE_HEADERS);
+      }
       if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
       if (!response.write(text)) await response.drained();
     };
@@ -425,24 +508,35 @@ export class Relay {
         tail = tail.slice(0, -SSE_DONE.length) + sseData(usageChunkOf(meta, filled)) + SSE_DONE;
       }
       if (outcome.error) {
+        // The stream ended in an error the upstream reported in it: the request failed.
+        usage.status = 502;
         usage.error_code = outcome.error.code || 'upstream_stream_error';
         this.deps.health.failure(ctx.channel, outcome.error.message, requestId);
       }
       await write(tail);
     } catch (error) {
+      if (response.closed) {
+        const outcome = converter.outcome();
+        this.fillUsage(usage, outcome.usage, body, outcome.completionText);
+        usage.status = 499;
+        usage.error_code = 'client_disconnected';
+        return;
+      }
+      this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream stream failed');
+      // Nothing went out yet: a plain error answer, maybe from another channel (the attempt loop decides).
+      if (!started) throw classifyException(error);
       // Bytes already went out: no retry. Tell the client in-band and end the stream.
       const outcome = converter.outcome();
       this.fillUsage(usage, outcome.usage, body, outcome.completionText);
-      if (response.closed) {
-        usage.status = 499;
-        usage.error_code = 'client_disconnected';
-      } else {
-        usage.error_code = 'upstream_stream_interrupted';
-        this.deps.health.failure(ctx.channel, error instanceof Error ? error.message : String(error), requestId);
-        await write(sseData({ error: { message: 'upstream stream interrupted', type: 'upstream_error', code: 'upstream_stream_interrupted' } }) + SSE_DONE).catch(() => undefined);
-      }
+      const fault = error instanceof UpstreamFaultError ? error : null;
+      const code = fault?.code ?? 'upstream_stream_interrupted';
+      usage.status = 502;
+      usage.error_code = code;
+      this.deps.health.failure(ctx.channel, fault?.message ?? 'upstream stream interrupted', requestId);
+      const message = fault?.message ?? 'the upstream stream was interrupted';
+      await write(sseData({ error: { message, type: 'upstream_error', code, param: null } }) + SSE_DONE).catch(() => undefined);
     } finally {
-      if (!response.closed) response.end();
+      if (started && !response.closed) response.end();
     }
   }
 }

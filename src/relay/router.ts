@@ -9,6 +9,7 @@
  */
 import type { ChannelDirectory, RoutableChannel } from '../projections/channels.js';
 import type { Channel } from './channel.js';
+import { ownValue } from '../own.js';
 
 export interface Candidate {
   channel: Channel;
@@ -27,7 +28,7 @@ export interface RouteQuery {
 }
 
 export function servedModel(channel: Channel, model: string): string | null {
-  const mapped = channel.modelMapping[model];
+  const mapped = ownValue(channel.modelMapping, model);
   if (mapped) return mapped;
   return channel.models.includes(model) ? model : null;
 }

@@ -12,6 +12,7 @@
  */
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Config } from '../config.js';
+import { UpstreamFaultError } from '../errors.js';
 import type { UpstreamRequest } from './providers/provider.js';
 
 /** Upstream URLs parsed per distinct URL string (they are per channel, so few). */
@@ -32,7 +33,11 @@ export type UpstreamHeaders = Record<string, string | string[] | undefined>;
  * connection, the request's signal) rejects `text()` or throws from the iteration.
  */
 export interface UpstreamBody extends AsyncIterable<Buffer> {
-  /** The whole body as UTF-8 (a leading byte order mark is dropped). */
+  /**
+   * The whole body as UTF-8 (a leading byte order mark is dropped). A body longer than the
+   * pool's `maxBodyBytes` rejects with UpstreamFaultError `upstream_response_too_large` as soon
+   * as it gets that long, and the request is aborted (nothing more is read).
+   */
   text(): Promise<string>;
   /** Discards the rest now, aborting the request if the upstream has not finished sending. */
   destroy(reason?: Error): void;
@@ -74,6 +79,10 @@ function abortReason(signal: UpstreamSignal): Error {
   return (signal.reason as Error | undefined) ?? new undiciErrors.RequestAbortedError();
 }
 
+function bodyTooLarge(): UpstreamFaultError {
+  return new UpstreamFaultError('the upstream sent a response larger than the relay accepts', 'upstream_response_too_large');
+}
+
 /** Chunks to one string, decoded once. undici's `text()` dropped a UTF-8 BOM, so this does too. */
 function decodeUtf8(chunks: Buffer[], length: number): string {
   if (length === 0) return '';
@@ -110,7 +119,12 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   private reader: Waiter<IteratorResult<Buffer, undefined>> | null = null;
   private collector: Waiter<string> | null = null;
 
-  constructor(pending: Waiter<UpstreamResponse>, signal: UpstreamSignal | undefined) {
+  constructor(
+    pending: Waiter<UpstreamResponse>,
+    signal: UpstreamSignal | undefined,
+    /** The most `text()` collects. */
+    private readonly maxBodyBytes: number,
+  ) {
     this.pending = pending;
     if (signal) {
       this.signal = signal;
@@ -139,6 +153,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
       case COLLECTING:
         this.chunks.push(chunk);
         this.bytes += chunk.length;
+        if (this.bytes > this.maxBodyBytes) this.destroy(bodyTooLarge());
         return;
       case CLOSED:
         return;
@@ -197,6 +212,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   text(): Promise<string> {
     if (this.mode !== IDLE) return Promise.reject(new TypeError('upstream body already read'));
     if (this.failure !== null) return this.deliverFailure();
+    if (this.bytes > this.maxBodyBytes) {
+      const error = bodyTooLarge();
+      this.destroy(error);
+      return Promise.reject(error);
+    }
     if (this.ended) {
       const text = decodeUtf8(this.chunks, this.bytes);
       this.close();
@@ -332,7 +352,7 @@ export class UpstreamPools {
 
   constructor(
     private readonly http: Config['upstreamHttp'],
-    private readonly timeouts: { firstByteTimeoutMs: number; timeoutMs: number },
+    private readonly timeouts: { firstByteTimeoutMs: number; timeoutMs: number; maxBodyBytes?: number },
   ) {}
 
   private poolFor(origin: string): Pool {
@@ -387,7 +407,7 @@ export class UpstreamPools {
     };
     return new Promise<UpstreamResponse>((resolve, reject) => {
       // Errors, even synchronous ones (a closed pool), arrive through onResponseError.
-      pool.dispatch(options, new UpstreamCall({ resolve, reject }, signal));
+      pool.dispatch(options, new UpstreamCall({ resolve, reject }, signal, this.timeouts.maxBodyBytes ?? Infinity));
     });
   }
 

@@ -56,6 +56,17 @@ describe('live view', () => {
     expect(view.state.values).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it('leaves out an event its evolve throws on, and folds the ones after it (it does not follow the log again from before it)', async () => {
+    const { store, view } = await setup((state, value) => {
+      if (value === 1) throw new Error('cannot fold 1');
+      state.values.push(value);
+    });
+    await store.append('a', events(0, 3), { expectedVersion: 0, tenantId: 't' });
+    const last = await store.append('a', events(3, 1), { expectedVersion: 3, tenantId: 't' });
+    await view.waitFor(last.position);
+    expect(view.state.values).toEqual([0, 2, 3]);
+  });
+
   it('serves the event loop between slices of a large commit, and has all of it once waitFor resolves', async () => {
     const total = EVENTS_PER_SLICE * 4 + 7;
     let seenByOtherWork: number | null = null;

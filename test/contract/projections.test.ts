@@ -1,9 +1,11 @@
 /**
  * The projection runner against every read-model database that runs here (SQLite, MariaDB,
  * PostgreSQL): catch-up, live tailing, exactly-once application under redelivery and under two
- * instances, rebuild equals live, version bump rebuilds, failures retry from the checkpoint.
+ * instances, rebuild equals live, version bump rebuilds, failures retry from the checkpoint, an
+ * event that keeps failing is quarantined (and replayed after a fix), an outage quarantines nothing.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -13,6 +15,7 @@ import { SqliteEventStore } from '../../src/adapters/event-store/sqlite.js';
 import { openSqlDatabase, type ReadModelConfig, type SqlDatabase } from '../../src/adapters/sql/database.js';
 import type { EventStore, StoredEvent } from '../../src/ports/event-store.js';
 import type { Projection } from '../../src/projections/runtime/projection.js';
+import { listQuarantine, replayQuarantine } from '../../src/projections/runtime/quarantine.js';
 import { ProjectionRunner, readCheckpoint } from '../../src/projections/runtime/runner.js';
 import { freshDatabase, dialectsHere } from '../support/databases.js';
 
@@ -306,5 +309,110 @@ describe.each(dialects)('projection runner on %s', (dialect, available) => {
     expect(failures).toBe(2);
     expect((await rows(sql)).map((x) => x.events)).toEqual([2, 2, 2, 2, 2]);
   });
-});
 
+  it('quarantines an event that keeps failing, moves past it (the commit\'s other events apply), and replays it after a fix', async () => {
+    let broken = true;
+    // The first event of tally-s2@2 and of a two-event commit fail for as long as `broken`.
+    const p = tally({ failOn: (e) => broken && ((e.stream === 'tally-s2' && e.version === 2) || (e.stream === 'tally-pair' && e.version === 1)) });
+    await appendTraffic(store, 10);
+    await store.append('tally-pair', [{ type: 'Counted', data: {} }, { type: 'Counted', data: {} }], { expectedVersion: 0, tenantId: 't2' });
+    const r = new ProjectionRunner(store, sql.db, [p], logger, { retryDelayMs: 20, applyRetryDelayMs: 5 });
+    toStop.push(r);
+    await r.start();
+    await r.waitFor(await store.headPosition());
+    expect((await rows(sql)).map((x) => [x.stream, x.events])).toEqual([
+      ['tally-pair', 1],
+      ['tally-s0', 2],
+      ['tally-s1', 2],
+      ['tally-s2', 1],
+      ['tally-s3', 2],
+      ['tally-s4', 2],
+    ]);
+    expect((await r.status())[0]).toMatchObject({ name: 'tally', lag: 0, quarantined: 2 });
+    const quarantined = await listQuarantine(sql.db);
+    expect(quarantined.map((q) => [q.projection, q.stream, q.event_version, q.event_type, q.replayed_at])).toEqual([
+      ['tally', 'tally-s2', 2, 'Counted', null],
+      ['tally', 'tally-pair', 1, 'Counted', null],
+    ]);
+    expect(quarantined[0]!.error).toContain('injected failure at tally-s2@2');
+    expect(quarantined[1]!.tenant_id).toBe('t2');
+
+    // Still tailing: later commits apply.
+    await appendTraffic(store, 5);
+    await r.waitFor(await store.headPosition());
+    expect((await rows(sql)).map((x) => x.events)).toEqual([1, 3, 3, 2, 3, 3]);
+
+    // A replay before the fix leaves them quarantined, with the error.
+    const early = await replayQuarantine(sql.db, store, [p]);
+    expect(early.map((o) => o.result)).toEqual(['failed', 'failed']);
+    expect((await r.status())[0]!.quarantined).toBe(2);
+
+    broken = false;
+    const replayed = await replayQuarantine(sql.db, store, [p], ['tally']);
+    expect(replayed.map((o) => [o.event_version, o.result])).toEqual([
+      [2, 'applied'],
+      [1, 'applied'],
+    ]);
+    expect((await rows(sql)).map((x) => x.events)).toEqual([2, 3, 3, 3, 3, 3]);
+    expect((await r.status())[0]!.quarantined).toBe(0);
+    expect(await listQuarantine(sql.db)).toEqual([]);
+    expect((await listQuarantine(sql.db, { includeReplayed: true })).every((q) => q.replayed_at !== null)).toBe(true);
+    // Applied once: a second replay has nothing left to do.
+    expect(await replayQuarantine(sql.db, store, [p])).toEqual([]);
+    expect((await rows(sql)).map((x) => x.events)).toEqual([2, 3, 3, 3, 3, 3]);
+  });
+
+  it('a rebuild meets the poison event again: it is quarantined once more and the rebuild completes', async () => {
+    const p = tally({ failOn: (e) => e.stream === 'tally-s1' && e.version === 1 });
+    await appendTraffic(store, 10);
+    const r = new ProjectionRunner(store, sql.db, [p], logger, { retryDelayMs: 20, applyRetryDelayMs: 5 });
+    toStop.push(r);
+    await r.start();
+    await r.waitFor(await store.headPosition());
+    expect((await listQuarantine(sql.db)).length).toBe(1);
+    await r.rebuild('tally');
+    expect((await rows(sql)).map((x) => x.events)).toEqual([2, 1, 2, 2, 2]);
+    expect((await listQuarantine(sql.db)).map((q) => [q.stream, q.event_version])).toEqual([['tally-s1', 1]]);
+  });
+
+  it.skipIf(dialect === 'sqlite')('quarantines nothing while the read-model database is unreachable, and catches up once it is back', async () => {
+    await appendTraffic(store, 5);
+    // The runner reaches the database through a TCP relay that can be cut: a real outage.
+    const target = dbConfig as Extract<ReadModelConfig, { host: string }>;
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(target.port, target.host);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const port = (relay.address() as AddressInfo).port;
+    const viaRelay = await openSqlDatabase({ ...target, port, maxConnections: 2, connMaxLifetimeMs: 60_000 });
+    extraHandles.push(viaRelay);
+    try {
+      const p = tally();
+      const r = new ProjectionRunner(store, viaRelay.db, [p], logger, { retryDelayMs: 20, applyRetryDelayMs: 5, applyAttempts: 2 });
+      toStop.push(r);
+      await r.start();
+      await r.waitFor(await store.headPosition());
+      // Cut: refuse new connections and drop the open ones; then more traffic.
+      relay.close();
+      for (const s of sockets) s.destroy();
+      await appendTraffic(store, 5);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Back: the runner applies what it missed, none of it quarantined.
+      relay.listen(port, '127.0.0.1');
+      await r.waitFor(await store.headPosition(), { timeoutMs: 20_000 });
+      expect((await rows(sql)).map((x) => x.events)).toEqual([2, 2, 2, 2, 2]);
+      expect(await listQuarantine(sql.db)).toEqual([]);
+      await r.stop(); // while the relay still relays
+    } finally {
+      relay.close();
+      for (const s of sockets) s.destroy();
+    }
+  });
+});

@@ -104,13 +104,25 @@ describe('tenants and users', () => {
     expect(JSON.stringify(await s.app.ctx.store.readStream(`user-${created.json.id}`))).not.toContain('long-enough-1');
   });
 
-  it("honours tenant_id only for operators; other admins always work in their own tenant", async () => {
+  it('honours tenant_id only for operators; other admins naming another tenant get 403', async () => {
     const a = await populatedTenant('A');
     const b = await populatedTenant('B');
-    const made = await call(`${s.url}/v1/admin/users`, { token: b.admin.token, body: { email: `x-${Date.now()}@example.com`, password: 'long-enough', tenant_id: a.tenant.id } });
-    expect(made.status).toBe(201);
-    expect(made.json.tenant_id).toBe(b.tenant.id);
-    const listed = await call(`${s.url}/v1/admin/users?tenant_id=${a.tenant.id}`, { token: b.admin.token });
+    const email = `x-${Date.now()}@example.com`;
+    const made = await call(`${s.url}/v1/admin/users`, { token: b.admin.token, body: { email, password: 'long-enough', tenant_id: a.tenant.id } });
+    expect(made.status, made.text).toBe(403);
+    expect(made.json.error).toMatchObject({ type: 'permission_error', code: 'tenant_not_allowed' });
+    for (const path of ['/v1/admin/users', `/v1/admin/users/${b.user.id}`, `/v1/admin/users/${a.user.id}`, `/v1/admin/users?tenant_id=ten_missing`]) {
+      const url = path.includes('?') ? `${s.url}${path}` : `${s.url}${path}?tenant_id=${a.tenant.id}`;
+      expect((await call(url, { token: b.admin.token })).json.error?.code, path).toBe('tenant_not_allowed');
+    }
+    const denied = await call(`${s.url}/v1/admin/users/${b.user.id}/disable?tenant_id=${a.tenant.id}`, { method: 'POST', token: b.admin.token });
+    expect(denied.status).toBe(403);
+    expect((await call(`${s.url}/v1/admin/users/${b.user.id}`, { token: b.admin.token })).json.disabled).toBe(false);
+    // Naming their own tenant is fine.
+    const own = await call(`${s.url}/v1/admin/users`, { token: b.admin.token, body: { email, password: 'long-enough', tenant_id: b.tenant.id } });
+    expect(own.status, own.text).toBe(201);
+    expect(own.json.tenant_id).toBe(b.tenant.id);
+    const listed = await call(`${s.url}/v1/admin/users?tenant_id=${b.tenant.id}`, { token: b.admin.token });
     expect(new Set(listed.json.data.map((u: { tenant_id: string }) => u.tenant_id))).toEqual(new Set([b.tenant.id]));
     const byOperator = await call(`${s.url}/v1/admin/users?tenant_id=${a.tenant.id}`, { token: s.adminToken });
     expect(byOperator.json.data.map((u: { id: string }) => u.id).sort()).toEqual([a.admin.id, a.user.id].sort());
@@ -127,7 +139,7 @@ describe('tenants and users', () => {
       probes.push(['GET', `/v1/admin/tenants/${t}`, undefined], ['POST', `/v1/admin/tenants/${t}/disable`, undefined], ['POST', `/v1/admin/tenants/${t}/enable`, undefined]);
     }
     for (const u of foreignUsers) {
-      for (const suffix of ['', `?tenant_id=${a.tenant.id}`]) {
+      for (const suffix of ['', `?tenant_id=${b.tenant.id}`]) {
         probes.push(
           ['GET', `/v1/admin/users/${u}${suffix}`, undefined],
           ['PATCH', `/v1/admin/users/${u}${suffix}`, { role: 'admin' }],
@@ -172,9 +184,9 @@ describe('tenants and users', () => {
     const second = await call(`${s.url}/v1/users/me`, { method: 'PATCH', token: s.userToken, body: { preferences: { language: null, model: 'gpt-4o' } } });
     expect(second.json.preferences).toEqual({ theme: 'dark', model: 'gpt-4o' });
     expect((await call(`${s.url}/v1/users/me`, { method: 'PATCH', token: s.userToken, body: { preferences: { blob: 'x'.repeat(20_000) } } })).status).toBe(422);
-    // A valid token without an account (minted by the CLI) has no "me".
-    const cli = await s.app.ctx.tokens.issueAccessToken({ userId: 'ops', tenantId: 'default', role: 'admin' });
-    expect((await call(`${s.url}/v1/users/me`, { token: cli })).status).toBe(401);
+    // A correctly signed token naming no account is refused.
+    const nobody = await s.app.ctx.tokens.issueAccessToken({ userId: 'ops', tenantId: 'default', role: 'admin' });
+    expect((await call(`${s.url}/v1/users/me`, { token: nobody })).status).toBe(401);
   });
 
   it('enforces RBAC: users get 403 on admin endpoints, and roles live in the read model', async () => {

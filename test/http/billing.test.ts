@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
-import { call, createUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { call, createUser, login, loggedInUser, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 import { readModelConfig, type Dialect } from '../support/databases.js';
 import { createChannel, usageEvents } from '../support/relay.js';
 import { uniqueSuffix } from '../support/services.js';
@@ -56,6 +56,7 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
   let env: Record<string, string> = {};
   let upstream: OpenAiFake;
   let otherAdmin: string;
+  let otherTenantId: string;
   let otherTenantUserToken: string;
   let cleanup: () => Promise<void> = async () => undefined;
 
@@ -71,8 +72,10 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
     expect(res.status, res.text).toBe(200);
     // m-t: 1 credit per 1M prompt tokens and 10 per 1M completion tokens, nothing per request.
     expect((await call(`${s.url}/v1/admin/pricing/models/m-t`, { method: 'PUT', token: s.adminToken, body: { input_price: 1, output_price: 10 } })).status).toBe(200);
-    otherAdmin = await s.app.ctx.tokens.issueAccessToken({ userId: 'admin-b', tenantId: 'tenant-b', role: 'admin' });
-    otherTenantUserToken = await s.app.ctx.tokens.issueAccessToken({ userId: 'user-b', tenantId: 'tenant-b', role: 'user' });
+    const adminB = await loggedInUser(s, 'admin');
+    otherAdmin = adminB.token;
+    otherTenantId = adminB.tenantId;
+    otherTenantUserToken = (await loggedInUser(s, 'user', adminB.tenantId)).token;
   });
   afterAll(async () => {
     await s?.close();
@@ -160,7 +163,7 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
     const user = await call(`${s.url}/v1/admin/pricing`, { token: s.userToken });
     expect(user.status).toBe(403);
     // Another tenant has its own (empty) table.
-    expect((await call(`${s.url}/v1/admin/pricing`, { token: otherAdmin })).json).toMatchObject({ tenant_id: 'tenant-b', models: [] });
+    expect((await call(`${s.url}/v1/admin/pricing`, { token: otherAdmin })).json).toMatchObject({ tenant_id: otherTenantId, models: [] });
   });
 
   it('tops up and adjusts with reasons, with running balances in the ledger', async () => {
@@ -604,7 +607,7 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
       expect((await call(`${s.url}${path}`, { token: otherAdmin })).json?.error?.code, path).toBe('user_not_found');
     }
     expect((await call(`${s.url}/v1/admin/billing/statements?period=${period}`, { token: otherAdmin })).json.users).toEqual([]);
-    expect((await call(`${s.url}/v1/admin/settings`, { token: otherAdmin })).json).toMatchObject({ tenant_id: 'tenant-b', relay_api_enabled: true, subscription_covers_relay: 'hybrid', updated_at: null });
+    expect((await call(`${s.url}/v1/admin/settings`, { token: otherAdmin })).json).toMatchObject({ tenant_id: otherTenantId, relay_api_enabled: true, subscription_covers_relay: 'hybrid', updated_at: null });
     // Nothing leaked the other way either, and the user's own data is intact.
     expect((await call(`${s.url}/v1/admin/plans/${plan.id}`, { token: s.adminToken })).json.name).toBe('Mine');
     expect((await call(`${s.url}/v1/credits`, { token: u.token })).json.balance_micro).toBe(1_000_000 - M_A_CHARGE);

@@ -1,7 +1,7 @@
 /** Channel admin API: CRUD, masking and encryption of keys, tenant isolation, test probe, health. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
-import { call, startApp, type RunningApp } from '../support/app.js';
+import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import { createChannel, sdk } from '../support/relay.js';
 
 const SECRET_KEY = 'sk-live-THIS-MUST-NEVER-LEAK-1234';
@@ -10,11 +10,14 @@ describe('channel admin API', () => {
   let s: RunningApp;
   let upstream: OpenAiFake;
   let otherTenantAdmin: string;
+  let otherTenantId: string;
 
   beforeAll(async () => {
     upstream = await startOpenAiFake();
     s = await startApp({ HEALTH_CHECK_ENABLED: 'false', CHANNEL_FAILURE_THRESHOLD: '2', CHANNEL_COOLDOWN: '60s', RELAY_MAX_RETRIES: '0' });
-    otherTenantAdmin = await s.app.ctx.tokens.issueAccessToken({ userId: 'admin-b', tenantId: 'tenant-b', role: 'admin' });
+    const adminB = await loggedInUser(s, 'admin');
+    otherTenantAdmin = adminB.token;
+    otherTenantId = adminB.tenantId;
   });
   afterAll(async () => {
     await s.close();
@@ -96,7 +99,7 @@ describe('channel admin API', () => {
     const theirs = await call(`${s.url}/v1/admin/channels`, { token: otherTenantAdmin });
     expect(theirs.json.data).toEqual([]);
     // Tenant B's users cannot route to tenant A's channels either.
-    const userB = await s.app.ctx.tokens.issueAccessToken({ userId: 'u-b', tenantId: 'tenant-b', role: 'user' });
+    const userB = (await loggedInUser(s, 'user', otherTenantId)).token;
     const res = await call(`${s.url}/v1/chat/completions`, { token: userB, body: { model: 'tenant-a-model', messages: [{ role: 'user', content: 'x' }] } });
     expect(res.status).toBe(503);
   });

@@ -51,10 +51,19 @@ describe('switchyard CLI', () => {
     await expect(cli('projections', 'rebuild', 'nope')).rejects.toMatchObject({ stderr: expect.stringContaining('unknown projection "nope"') });
   });
 
-  it('token mints an access token the server accepts', async () => {
-    const { stdout } = await cli('token', '--user', 'ops', '--role', 'admin', '--ttl', '5m');
-    const principal = await new TokenService(TEST_SECRET, 60_000).verifyAccessToken(stdout.trim());
-    expect(principal).toEqual({ userId: 'ops', tenantId: 'default', role: 'admin' });
-    expect((await call(`${s.url}/v1/admin/maintenance`, { token: stdout.trim() })).status).toBe(200);
+  it('token mints an access token of a real user, with a session of its own that logout revokes', async () => {
+    const { stdout } = await cli('token', '--user', s.adminUserId, '--ttl', '5m');
+    const token = stdout.trim();
+    const principal = await new TokenService(TEST_SECRET, 60_000).verifyAccessToken(token);
+    expect(principal).toEqual({ userId: s.adminUserId, tenantId: 'default', role: 'admin', sessionId: expect.stringMatching(/^ses_/) });
+    // The server sees the CLI's commit at its next look at the log (a short poll).
+    await expect.poll(async () => (await call(`${s.url}/v1/admin/maintenance`, { token })).status, { timeout: 5000 }).toBe(200);
+    expect((await call(`${s.url}/v1/auth/logout`, { token, body: {} })).json).toEqual({ revoked: true });
+    expect((await call(`${s.url}/v1/admin/maintenance`, { token })).status).toBe(401);
+  });
+
+  it('token refuses users that do not exist and roles the user does not hold', async () => {
+    await expect(cli('token', '--user', 'ops')).rejects.toMatchObject({ stderr: expect.stringContaining('no user ops in tenant default') });
+    await expect(cli('token', '--user', s.userId, '--role', 'admin')).rejects.toMatchObject({ stderr: expect.stringContaining('has the role user') });
   });
 });

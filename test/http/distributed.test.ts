@@ -5,7 +5,7 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call, startApp, type RunningApp } from '../support/app.js';
+import { call, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 import { readModelConfig } from '../support/databases.js';
 import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
 import { uniqueSuffix } from '../support/services.js';
@@ -57,6 +57,19 @@ describe.skipIf(!enabled)('two instances on NATS + MariaDB + Redis', () => {
         checks: { event_store: { status: 'up', kind: 'nats' }, read_models: { status: 'up', kind: 'mysql' }, counters: { status: 'up', kind: 'redis' } },
       });
     }
+  });
+
+  it('accepts a token from a login on the other instance at once, and refuses unknown sessions and logged-out ones there', async () => {
+    // The login's session reaches B through the bus; B waits for its views before deciding.
+    for (let i = 0; i < 5; i++) {
+      const fresh = await login(a.url, a.userEmail, TEST_USER_PASSWORD);
+      expect((await call(`${b.url}/v1/users/me`, { token: fresh.access_token })).status).toBe(200);
+      expect((await call(`${a.url}/v1/auth/logout`, { token: fresh.access_token, body: {} })).json).toEqual({ revoked: true });
+      // Revocation reaches B within one bus delivery.
+      await expect.poll(async () => (await call(`${b.url}/v1/users/me`, { token: fresh.access_token })).status, { timeout: 3000, interval: 20 }).toBe(401);
+    }
+    const forged = await b.app.ctx.tokens.issueAccessToken({ userId: b.userId, tenantId: 'default', role: 'user', sessionId: 'ses_neverstarted000' });
+    expect((await call(`${b.url}/v1/users/me`, { token: forged })).status).toBe(401);
   });
 
   it('applies maintenance mode on every instance', async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
-import { call, startApp, type RunningApp } from '../support/app.js';
+import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import { createChannel } from '../support/relay.js';
 import { uniqueSuffix } from '../support/services.js';
 
@@ -25,7 +25,7 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
   beforeAll(async () => {
     if (!enabled) return;
     upstream = await startOpenAiFake();
-    s = await startApp({ ...env, HEALTH_CHECK_ENABLED: 'false', TRUSTED_PROXIES: '127.0.0.1/32, ::1', GEOIP_COUNTRY_HEADER: 'cf-ipcountry' });
+    s = await startApp({ ...env, QUOTA_RESERVE_COMPLETION_TOKENS: '1', HEALTH_CHECK_ENABLED: 'false', TRUSTED_PROXIES: '127.0.0.1/32, ::1', GEOIP_COUNTRY_HEADER: 'cf-ipcountry' });
     await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['gpt-a', 'gpt-b', 'gpt-c'] });
   });
   afterAll(async () => {
@@ -176,21 +176,37 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
 
   it('answers 429 insufficient_quota once the quota is used, never overshooting under concurrency', async () => {
     // The quota counts the tenant's prices: gpt-c costs 1,000 credits per 1M tokens (1 credit =
-    // 1,000 tokens), and the key's user has credits. Each request reserves its estimate (1 prompt
-    // token + max_tokens 20) before the upstream call and settles the real 18 tokens after.
+    // 1,000 tokens), and the key's user has credits. Each request reserves its bound (77 bytes of
+    // body + max_tokens 20 = 97 tokens) before the upstream call and settles the real 18 tokens after.
     const price = await call(`${s.url}/v1/admin/pricing/models/gpt-c`, { method: 'PUT', token: s.adminToken, body: { input_price: '1000', output_price: '1000' } });
     expect(price.status, price.text).toBe(200);
     const topup = await call(`${s.url}/v1/admin/credits/user-1/topup`, { token: s.adminToken, body: { amount: '1000', reason: 'quota test' } });
     expect(topup.status, topup.text).toBe(200);
-    const { key, id } = await newKey({ permissions: { quota_limit: 0.1 } }); // 100 tokens of gpt-c
+    const { key, id } = await newKey({ permissions: { quota_limit: 0.2 } }); // 200 tokens of gpt-c
     const results = await Promise.all(Array.from({ length: 12 }, () => chat(key, 'gpt-c', {}, { max_tokens: 20 })));
     const ok = results.filter((r) => r.status === 200).length;
     const refused = results.filter((r) => r.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) expect(r.json.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
     const used = await s.app.ctx.counters.get(`quota:${id}`);
+    expect(ok).toBeGreaterThan(0);
     expect(used).toBe(ok * 18 * 1000);
-    expect(used).toBeLessThanOrEqual(100 * 1000);
+    expect(used).toBeLessThanOrEqual(200 * 1000);
+  });
+
+  it('takes quota_limit as a decimal string or a number, and refuses malformed amounts (400)', async () => {
+    expect((await newKey({ permissions: { quota_limit: '12.5' } })).permissions).toMatchObject({ quota_limit: 12.5 });
+    expect((await newKey({ permissions: { quota_limit: '0.000001' } })).permissions).toMatchObject({ quota_limit: 0.000001 });
+    expect((await newKey({ permissions: { quota_limit: 3 } })).permissions).toMatchObject({ quota_limit: 3 });
+    for (const bad of ['abc', '1.2.3', '', '-1', '0.0000001', -2, 0.1234567]) {
+      const res = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'k', user_id: 'user-1', permissions: { quota_limit: bad } } });
+      expect(res.status, `${JSON.stringify(bad)}: ${res.text}`).toBe(400);
+      expect(res.json.error.type).toBe('invalid_request_error');
+    }
+    const { id } = await newKey({ permissions: { quota_limit: '1' } });
+    const changed = await call(`${s.url}/api/admin/keys/${id}`, { method: 'PATCH', token: s.adminToken, body: { permissions: { quota_limit: '2.25' } } });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.json.permissions.quota_limit).toBe(2.25);
   });
 
   it('lets users manage their own keys on /v1/keys and nobody else’s', async () => {
@@ -199,7 +215,7 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect(mine.json.user_id).toBe('user-1');
     const list = await call(`${s.url}/v1/keys`, { token: s.userToken });
     expect(list.json.data.every((k: { user_id: string }) => k.user_id === 'user-1')).toBe(true);
-    const other = await s.app.ctx.tokens.issueAccessToken({ userId: 'user-2', tenantId: 'default', role: 'user' });
+    const other = (await loggedInUser(s, 'user', 'default')).token;
     for (const [method, body] of [
       ['GET', undefined],
       ['PATCH', { name: 'stolen' }],
@@ -212,9 +228,32 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect((await call(`${s.url}/api/admin/keys`, { token: s.userToken })).status).toBe(403);
   });
 
+  it('refuses a tenant_id naming another tenant on the key and billing endpoints instead of ignoring it', async () => {
+    const other = await loggedInUser(s, 'admin');
+    // Another tenant's admin naming the default tenant: 403, nothing created.
+    const before = (await call(`${s.url}/api/admin/keys`, { token: s.adminToken })).json.data.length;
+    const probes: Array<[string, string, unknown]> = [
+      ['POST', '/api/admin/keys', { name: 'k', user_id: 'user-1', tenant_id: 'default' }],
+      ['GET', '/api/admin/keys?tenant_id=default', undefined],
+      ['GET', '/v1/admin/pricing?tenant_id=default', undefined],
+      ['PUT', '/v1/admin/pricing/models/gpt-a', { input_price: '1', output_price: '1', tenant_id: 'default' }],
+    ];
+    for (const [method, path, body] of probes) {
+      const res = await call(`${s.url}${path}`, { method, token: other.token, body });
+      expect(res.status, `${method} ${path}: ${res.text}`).toBe(403);
+      expect(res.json.error).toMatchObject({ type: 'permission_error', code: 'tenant_not_allowed' });
+    }
+    expect((await call(`${s.url}/api/admin/keys`, { token: s.adminToken })).json.data.length).toBe(before);
+    // Naming their own tenant is fine; an operator naming another tenant is told these endpoints cannot (400).
+    expect((await call(`${s.url}/api/admin/keys?tenant_id=${other.tenantId}`, { token: other.token })).status).toBe(200);
+    const operator = await call(`${s.url}/api/admin/keys?tenant_id=${other.tenantId}`, { token: s.adminToken });
+    expect(operator.status).toBe(400);
+    expect(operator.json.error).toMatchObject({ code: 'tenant_not_supported', param: 'tenant_id' });
+  });
+
   it("hides one tenant's keys from another tenant's admins (404)", async () => {
     const { id } = await newKey({});
-    const otherAdmin = await s.app.ctx.tokens.issueAccessToken({ userId: 'admin-b', tenantId: 'tenant-b', role: 'admin' });
+    const otherAdmin = (await loggedInUser(s, 'admin')).token;
     for (const [method, body] of [
       ['GET', undefined],
       ['PATCH', { name: 'x' }],

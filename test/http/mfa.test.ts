@@ -1,7 +1,7 @@
 /** Multi-factor login (TOTP, RFC 6238) end to end: enrol, verify, login with a code or a recovery code, disable. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, totp } from '../../src/auth/totp.js';
-import { call, createUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { call, createUser, login, loggedInUser, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 
 const STEP_MS = 30_000;
 
@@ -108,7 +108,7 @@ describe('multi-factor login (MFA_ENABLED=true)', () => {
     expect(again.status).toBe(200);
     expect(base32Decode(again.json.secret as string).equals(secret)).toBe(false);
     // Another tenant's admin does not see the user.
-    const foreignAdmin = await s.app.ctx.tokens.issueAccessToken({ userId: 'admin-x', tenantId: 'tenant-x', role: 'admin' });
+    const foreignAdmin = (await loggedInUser(s, 'admin')).token;
     expect((await call(`${s.url}/v1/admin/users/${user.id}/mfa/reset`, { method: 'POST', token: foreignAdmin })).status).toBe(404);
   });
 });

@@ -159,3 +159,18 @@ export async function createUser(
   if (res.status !== 201) throw new Error(`user creation failed: ${res.status} ${res.text}`);
   return res.json as { id: string; email: string; tenant_id: string; role: string };
 }
+
+/**
+ * A user of `role` in `tenantId`, or in a new tenant the operator admin-1 creates, logged in: for
+ * tests that need another tenant's admin or another user (tokens must name a real user and session).
+ */
+export async function loggedInUser(s: RunningApp, role: 'admin' | 'user' = 'user', tenantId?: string): Promise<{ tenantId: string; userId: string; token: string }> {
+  let tenant = tenantId;
+  if (tenant === undefined) {
+    const res = await call(`${s.url}/v1/admin/tenants`, { token: s.adminToken, body: { name: `t-${randomBytes(4).toString('hex')}` } });
+    if (res.status !== 201) throw new Error(`tenant creation failed: ${res.status} ${res.text}`);
+    tenant = res.json.id as string;
+  }
+  const user = await createUser(s.url, s.adminToken, { role, tenant_id: tenant });
+  return { tenantId: tenant, userId: user.id, token: (await login(s.url, user.email, TEST_USER_PASSWORD)).access_token };
+}

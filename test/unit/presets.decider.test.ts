@@ -116,6 +116,11 @@ describe('built-in catalogue decider', () => {
     expect(decide([published('a', '1.0')], [input('a', '1.0.1')])).toEqual(['a@1.0.1']);
   });
 
+  it('publishes built-in presets named like Object.prototype properties (versions are looked up by own keys)', () => {
+    expect(decide([], [input('constructor', '1'), input('toString', '1')])).toEqual(['constructor@1', 'toString@1']);
+    expect(decide([published('constructor', '1')], [input('constructor', '1'), input('valueOf', '2')])).toEqual(['valueOf@2']);
+  });
+
   it('takes the first of duplicate ids in one command', () => {
     expect(decide([], [input('a', '1', 'first'), input('a', '2', 'second')])).toEqual(['a@1']);
   });

@@ -59,4 +59,14 @@ describe('router', () => {
     const dir: ChannelDirectory = new Map([channel('a', { models: ['m2', 'm1'], modelMapping: { alias: 'm1' } }), channel('b', { tenantId: 't2', models: ['secret'] })]);
     expect(new Router(() => dir).models('t1')).toEqual(['alias', 'm1', 'm2']);
   });
+
+  it('serves no Object.prototype name: model_mapping is looked up by own keys only, also when parsed from the log', () => {
+    const mapping = JSON.parse('{"fast":"m","__proto__":"evil"}') as Record<string, string>;
+    const dir: ChannelDirectory = new Map([channel('a', { modelMapping: mapping }), channel('b', { modelMapping: {} })]);
+    const router = new Router(() => dir);
+    for (const name of [...Object.getOwnPropertyNames(Object.prototype), '__proto__']) {
+      expect(router.candidates({ tenantId: 't1', model: name }).map((c) => [c.channel.id, c.upstreamModel]), name).toEqual(name === '__proto__' ? [['a', 'evil']] : []);
+    }
+    expect(router.candidates({ tenantId: 't1', model: 'fast' }).map((c) => c.upstreamModel)).toEqual(['m']);
+  });
 });

@@ -118,6 +118,29 @@ describe('upstream pool', () => {
     expect(seen[1]!.port).toBe(seen[0]!.port); // keep-alive: same connection
   });
 
+  it('refuses a body longer than maxBodyBytes while it arrives, and stops the upstream sending it', async () => {
+    seen = [];
+    pools = new UpstreamPools(HTTP, { firstByteTimeoutMs: 5_000, timeoutMs: 5_000, maxBodyBytes: 100_000 });
+    const piece = Buffer.alloc(16 * 1024, 'a');
+    let written = 0;
+    handle = async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Up to 64 MB, as fast as the socket takes it, until the relay hangs up.
+      while (written < 64 * 1024 * 1024 && !res.destroyed) {
+        written += piece.length;
+        if (!res.write(piece)) await drainedOrClosed(res);
+      }
+      res.end();
+    };
+    const response = await pools.request(post('/huge'));
+    await expect(response.body.text()).rejects.toMatchObject({ status: 502, code: 'upstream_response_too_large' });
+    await until(() => seen[0]!.closedEarly, 'the upstream to see the request aborted');
+    expect(written).toBeLessThan(8 * 1024 * 1024);
+    // A body within the limit is still read whole.
+    handle = (_req, res) => void res.end('x'.repeat(99_000));
+    expect(await (await pools.request(post('/fits'))).body.text()).toHaveLength(99_000);
+  });
+
   it('collects a multi-chunk body into one string, a UTF-8 character split across chunks included, BOM dropped', async () => {
     freshPools();
     const bytes = Buffer.from('\uFEFF{"text":"€uro"}');

@@ -123,6 +123,10 @@ async function createDialect(config: ReadModelConfig): Promise<Dialect> {
         idleTimeoutMillis: config.connMaxLifetimeMs,
         connectionTimeoutMillis: 5000,
       });
+      // An idle connection the server (or the network) drops is an 'error' on the pool: without a
+      // listener it would end the process. The pool discards that connection and opens a new one
+      // on the next query (which fails while the database is down, and is retried by its caller).
+      pool.on('error', () => undefined);
       return new PostgresDialect({ pool });
     }
   }

@@ -16,6 +16,24 @@ export interface ProjectionCheckpointsTable {
   updated_at: string;
 }
 
+/** An event a projection could not apply, set aside so the projection moves on (migration 0060). */
+export interface ProjectionQuarantineTable {
+  projection: string;
+  /** The event's commit position in the log and its version in its stream: which event it is. */
+  event_position: number;
+  event_version: number;
+  event_id: string;
+  stream: string;
+  event_type: string;
+  tenant_id: string;
+  occurred_at: string;
+  /** The error the projection threw (the latest, after a failed replay). */
+  error: string;
+  quarantined_at: string;
+  /** When a replay applied it; null while it is still quarantined. */
+  replayed_at: string | null;
+}
+
 export interface MaintenanceStateTable {
   id: string;
   enabled: number;
@@ -355,6 +373,7 @@ export interface BillingKeySpendTable {
 
 export interface ReadModelTables {
   projection_checkpoints: ProjectionCheckpointsTable;
+  projection_quarantine: ProjectionQuarantineTable;
   maintenance_state: MaintenanceStateTable;
   channels: ChannelsTable;
   tenants: TenantsTable;

@@ -20,6 +20,7 @@
  * Buffer. Partial input is kept in a growable buffer (amortised, so a byte-at-a-time client does
  * not cost quadratic copying).
  */
+import type { NullPrototypeRecord } from '../../own.js';
 
 /** What `next()` found. Numbers, not objects: this runs once or twice per request. */
 export const NEED_MORE = 0;
@@ -470,7 +471,7 @@ export class RequestParser {
  * A header record without a prototype, so a field named `constructor` or `__proto__` is just a
  * field. Made by a constructor (not Object.create(null)) so V8 keeps it a fast-mode object.
  */
-const HeaderRecord = function HeaderRecord() {} as unknown as new () => Record<string, string>;
+const HeaderRecord = function HeaderRecord() {} as unknown as new () => NullPrototypeRecord<string>;
 HeaderRecord.prototype = Object.create(null) as object;
 
 /** Parses request-line and header fields of buf[start, end) (which ends with CRLF CRLF). */

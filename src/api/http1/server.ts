@@ -720,6 +720,7 @@ class Response implements Http1Response {
     let hasDate = false;
     this.asciiHead = true;
     for (const name in headers) {
+// eslint-disable-next-line switchyard/no-string-index-lookup -- own keys of the response's own header record (for-in)
       const value = headers[name];
       if (value === undefined) continue;
       const kind = classifyHeader(name);

@@ -37,6 +37,20 @@ export const AuditReportView = z.object({
   to: z.string(),
   projections: z.array(z.object({ name: z.string(), position: z.number().int().describe('log position compared at (the live checkpoint)') })),
   tables: z.array(TableReportView),
+  quarantined: z
+    .array(
+      z.object({
+        projection: z.string(),
+        event_position: z.number().int(),
+        event_version: z.number().int(),
+        event_id: z.string(),
+        event_type: z.string(),
+        occurred_at: z.string(),
+        error: z.string(),
+        found_in: z.enum(['live', 'replay', 'both']),
+      }),
+    )
+    .describe("events of the tenant (up to `to`) an audited projection could not apply and quarantined: each counts as a difference"),
   differences: z.number().int().describe('0: the live read models agree with the log'),
 });
 

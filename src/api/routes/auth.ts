@@ -48,10 +48,10 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   const { auth } = ctx.config;
   const tags = ['auth'];
 
-  /** Read-your-writes for sessions: the read model (refresh, logout) and the revocation view. */
+  /** Read-your-writes for sessions: the read model (refresh, logout) and the active-sessions view. */
   const settle = async (position: number | null) => {
     if (position === null) return;
-    await Promise.all([ctx.runner.waitFor(position, { projections: ['sessions'] }), ctx.views.revokedSessions.waitFor(position)]);
+    await Promise.all([ctx.runner.waitFor(position, { projections: ['sessions'] }), ctx.views.sessions.waitFor(position)]);
   };
 
   const refused = (account: { id: string; tenant_id: string; disabled: number }) => {

@@ -34,7 +34,7 @@ import {
   StatementQuery,
   StatementView,
 } from './billing-views.js';
-import { EntityId } from './tenants.js';
+import { callerTenantOnly, EntityId } from './tenants.js';
 
 const UserId = z.object({ user_id: EntityId });
 const ModelParam = z.object({ model: z.string().min(1).max(200) });
@@ -60,6 +60,7 @@ function timeParam(value: string | undefined, param: string): string | undefined
 
 export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
+    app.addHook('preValidation', callerTenantOnly(ctx.tokens));
     const manage = requirePermission(ctx, BILLING_MANAGE);
     const manageSettings = requirePermission(ctx, SETTINGS_MANAGE);
     const signedIn = async (request: Parameters<typeof requirePrincipal>[0]) => {

@@ -1,6 +1,8 @@
 /**
  * Liveness and readiness. /health answers 200 only when every configured dependency answers;
  * /health/live says the process is up (for restarts), /health/ready is /health (for load balancers).
+ * A projection with quarantined events makes the status `degraded`, still ready (200): the
+ * instance serves correctly, but an operator must look (see `projections quarantine`).
  */
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -9,13 +11,13 @@ import type { AppContext } from '../context.js';
 
 const Check = z.object({ status: z.enum(['up', 'down']), kind: z.string(), latency_ms: z.number(), error: z.string().optional() });
 export const HealthResponse = z.object({
-  status: z.enum(['ok', 'unavailable']),
+  status: z.enum(['ok', 'degraded', 'unavailable']).describe('degraded: ready, but some projection has quarantined events (see quarantined per projection)'),
   live: z.boolean(),
   ready: z.boolean(),
   mode: z.enum(['embedded', 'distributed', 'mixed']),
   maintenance: z.boolean(),
   checks: z.record(z.string(), Check),
-  projections: z.array(z.object({ name: z.string(), position: z.number(), lag: z.number() })),
+  projections: z.array(z.object({ name: z.string(), position: z.number(), lag: z.number(), quarantined: z.number().int().describe('events set aside as poison, not replayed yet') })),
 });
 
 async function probe(kind: string, ping: () => Promise<void>, timeoutMs = 2000): Promise<z.infer<typeof Check>> {
@@ -43,8 +45,9 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     ]);
     const checks = { event_store: eventStore, read_models: readModels, counters, projectors };
     const ready = Object.values(checks).every((c) => c.status === 'up');
-    const projections = ready ? statuses.map(({ name, position, lag }) => ({ name, position, lag })) : [];
-    return { status: ready ? ('ok' as const) : ('unavailable' as const), live: true, ready, mode: ctx.mode, maintenance: ctx.views.maintenance.state.enabled, checks, projections };
+    const projections = ready ? statuses.map(({ name, position, lag, quarantined }) => ({ name, position, lag, quarantined })) : [];
+    const status = !ready ? ('unavailable' as const) : projections.some((p) => p.quarantined > 0) ? ('degraded' as const) : ('ok' as const);
+    return { status, live: true, ready, mode: ctx.mode, maintenance: ctx.views.maintenance.state.enabled, checks, projections };
   };
 
   return async (app) => {

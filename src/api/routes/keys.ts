@@ -15,10 +15,13 @@ import type { preHandlerAsyncHookHandler } from 'fastify';
 import type { ApiKeysTable } from '../../adapters/sql/schema.js';
 import { apiKeys } from '../../commands/keys/decider.js';
 import type { KeyPolicy } from '../../commands/keys/events.js';
-import { NotFoundError } from '../../errors.js';
+import { BadRequestError, NotFoundError } from '../../errors.js';
+import { MICRO_PER_CREDIT, parseCredits } from '../../billing/money.js';
 import { hashKey, KEY_PREFIX } from '../../relay/access/key-gate.js';
 import { requirePermission, requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
+import { CreditsInput } from './billing-views.js';
+import { callerTenantOnly } from './tenants.js';
 
 const positive = z.number().int().positive().nullable().optional();
 const Country = z.string().regex(/^[A-Za-z]{2}$/, 'ISO 3166-1 alpha-2 country code');
@@ -27,7 +30,7 @@ export const KeyPolicyInput = z.object({
   permissions: z
     .object({
       models: z.array(z.string().min(1)).optional(),
-      quota_limit: z.number().min(0).nullable().optional().describe('credits; null = unlimited'),
+      quota_limit: CreditsInput.nullable().optional().describe('credits: a decimal string ("12.5") or a number, at most 6 decimals, not negative; null = unlimited'),
       rate_limits: z.object({ requests_per_minute: positive, tokens_per_hour: positive }).optional(),
       ip_whitelist: z.array(z.string().min(1)).optional(),
       expiry_date: z.iso.datetime({ offset: true }).or(z.iso.date()).nullable().optional(),
@@ -79,6 +82,13 @@ const EMPTY_POLICY: KeyPolicy = {
 const union = (...lists: Array<string[] | undefined>) => [...new Set(lists.flatMap((l) => l ?? []))];
 const pick = <T>(...values: Array<T | undefined>): T | undefined => values.find((v) => v !== undefined);
 
+/** A quota_limit as given (decimal string or number) in credits, exact to the micro-credit; 400 when negative or finer. */
+function quotaCredits(value: string | number): number {
+  const micro = parseCredits(value, 'quota_limit');
+  if (micro < 0) throw new BadRequestError('quota_limit must not be negative', 'invalid_amount', 'quota_limit');
+  return micro / MICRO_PER_CREDIT;
+}
+
 /** Applies an input onto a policy: what the input names replaces, what it leaves out stays. */
 export function policyFrom(input: KeyPolicyInput, base: KeyPolicy = EMPTY_POLICY): KeyPolicy {
   const p = input.permissions;
@@ -91,7 +101,7 @@ export function policyFrom(input: KeyPolicyInput, base: KeyPolicy = EMPTY_POLICY
     allowed_models: p?.models !== undefined || m?.allowed_models !== undefined ? union(p?.models, m?.allowed_models) : base.allowed_models,
     blocked_models: m?.blocked_models ?? base.blocked_models,
     model_aliases: m?.model_aliases ?? base.model_aliases,
-    quota_limit: p?.quota_limit !== undefined ? p.quota_limit : base.quota_limit,
+    quota_limit: p?.quota_limit === undefined ? base.quota_limit : p.quota_limit === null ? null : quotaCredits(p.quota_limit),
     rate_limits: {
       requests_per_minute: pick(r?.requests_per_minute, p?.rate_limits?.requests_per_minute) ?? (r?.requests_per_minute === null ? null : base.rate_limits.requests_per_minute),
       requests_per_hour: r?.requests_per_hour !== undefined ? r.requests_per_hour : base.rate_limits.requests_per_hour,
@@ -171,6 +181,7 @@ const KeyId = z.object({ key_id: z.string().min(1).max(64) });
 
 export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
+    app.addHook('preValidation', callerTenantOnly(ctx.tokens));
     const settle = async (position: number | null) => {
       if (position === null) return;
       await Promise.all([ctx.runner.waitFor(position, { projections: ['api_keys'] }), ctx.views.keys.waitFor(position)]);

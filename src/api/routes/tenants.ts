@@ -6,12 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { preValidationAsyncHookHandler } from 'fastify';
 import type { TenantsTable } from '../../adapters/sql/schema.js';
 import { Permission } from '../../auth/rbac.js';
-import type { Principal } from '../../auth/tokens.js';
+import type { Principal, TokenService } from '../../auth/tokens.js';
 import { DEFAULT_TENANT, tenants } from '../../commands/tenants/decider.js';
-import { ForbiddenError, NotFoundError } from '../../errors.js';
-import { requirePermission, requirePrincipal } from '../auth.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
+import { principalOrNull, requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
 
 /** Ids as they appear in stream names. */
@@ -37,6 +38,34 @@ export function tenantView(row: TenantsTable): TenantView {
 /** Operators: admins (or, with RBAC off, anyone) of the default tenant. */
 export function isOperator(principal: Principal): boolean {
   return principal.tenantId === DEFAULT_TENANT;
+}
+
+/** The 403 for an admin (or user) who is not an operator naming a tenant other than its own. */
+export const tenantNotAllowed = () => new ForbiddenError('only operators (admins of the default tenant) may name another tenant with tenant_id', 'tenant_not_allowed');
+
+function namedTenant(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const named = (value as Record<string, unknown>).tenant_id;
+  return named === undefined ? undefined : String(named);
+}
+
+/**
+ * preValidation hook for endpoints that always work in the caller's tenant (API keys, billing): a
+ * `tenant_id` naming another tenant, in the query string or the JSON body, is refused rather than
+ * dropped by validation and answered about the caller's own tenant — 403 tenant_not_allowed for
+ * non-operators, 400 for operators (these endpoints cannot act on another tenant). Runs before
+ * validation, which would strip the unknown field; a caller without credentials passes on to the
+ * route's own guard (401).
+ */
+export function callerTenantOnly(tokens: TokenService): preValidationAsyncHookHandler {
+  return async (request) => {
+    const named = namedTenant(request.query) ?? namedTenant(request.body);
+    if (named === undefined) return;
+    const principal = await principalOrNull(request, tokens);
+    if (!principal || named === principal.tenantId) return;
+    if (!isOperator(principal)) throw tenantNotAllowed();
+    throw new BadRequestError('this endpoint works in your own tenant only: tenant_id is not accepted', 'tenant_not_supported', 'tenant_id');
+  };
 }
 
 export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncZod {

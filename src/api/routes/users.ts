@@ -21,17 +21,18 @@ import { AppError, BadRequestError, DomainError, NotFoundError, UnauthorizedErro
 import { activeSessionIds } from '../../projections/sessions.js';
 import { requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
-import { EntityId, isOperator } from './tenants.js';
+import { EntityId, isOperator, tenantNotAllowed } from './tenants.js';
+import { nullPrototype } from '../../own.js';
 
 const UserId = z.object({ user_id: EntityId });
-const TenantQuery = z.object({ tenant_id: EntityId.optional().describe("operators only: another tenant's users (ignored for everyone else)") });
+const TenantQuery = z.object({ tenant_id: EntityId.optional().describe("operators only: another tenant's users (403 tenant_not_allowed for anyone else naming a tenant not their own)") });
 const Password = z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).max(MAX_PASSWORD_LENGTH);
 
 export const CreateUserRequest = z.object({
   email: z.string().trim().max(254).pipe(z.email()),
   password: Password,
   role: Role.default('user'),
-  tenant_id: EntityId.optional().describe("operators only: the new user's tenant (default: the caller's)"),
+  tenant_id: EntityId.optional().describe("operators only: the new user's tenant (default: the caller's; 403 tenant_not_allowed for anyone else naming a tenant not their own)"),
 });
 export const UpdateUserRequest = z.object({ role: Role.optional() });
 
@@ -98,8 +99,15 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     await Promise.all([ctx.runner.waitFor(position, { projections: ['accounts'] }), ctx.views.access.waitFor(position)]);
   };
 
-  /** The tenant an admin request works in: the caller's, or for operators the one named. */
-  const scopeOf = (principal: Principal, named: string | undefined) => (named !== undefined && isOperator(principal) ? named : principal.tenantId);
+  /**
+   * The tenant an admin request works in: the caller's, or for operators the one named. Another
+   * admin naming a tenant other than its own is refused (403) rather than quietly served its own.
+   */
+  const scopeOf = (principal: Principal, named: string | undefined) => {
+    if (named === undefined || named === principal.tenantId) return principal.tenantId;
+    if (!isOperator(principal)) throw tenantNotAllowed();
+    return named;
+  };
 
   const found = async (tenantId: string, id: string): Promise<UsersTable> => {
     const row = await ctx.queries.user(tenantId, id);
@@ -107,7 +115,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     return row;
   };
 
-  /** The caller's own account (a token without one — e.g. minted by the CLI — has no "me"). */
+  /** The caller's own account (the access policy already requires it to exist; 401 should it be gone from the read model). */
   const me = async (request: FastifyRequest): Promise<{ principal: Principal; row: UsersTable }> => {
     const principal = await requirePrincipal(request, ctx.tokens);
     const row = await ctx.queries.user(principal.tenantId, principal.userId);
@@ -204,7 +212,8 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.patch('/v1/users/me', { schema: { tags: meTags, summary: "Change the calling user's preferences", body: UpdateMeRequest, response: { 200: MeView } } }, async (request) => {
       const { row } = await me(request);
-      const preferences = JSON.parse(row.preferences) as Record<string, unknown>;
+      // No prototype: a preference named `__proto__` (or `constructor`) is stored like any other.
+      const preferences = nullPrototype(JSON.parse(row.preferences) as Record<string, unknown>);
       for (const [key, value] of Object.entries(request.body.preferences)) {
         if (value === null) delete preferences[key];
         else preferences[key] = value;
@@ -228,7 +237,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           if (result.position !== null) revoked++;
           position = Math.max(position, result.position ?? 0);
         }
-        await Promise.all([settle(position), ctx.runner.waitFor(position, { projections: ['sessions'] }), ctx.views.revokedSessions.waitFor(position)]);
+        await Promise.all([settle(position), ctx.runner.waitFor(position, { projections: ['sessions'] }), ctx.views.sessions.waitFor(position)]);
         return { sessions_revoked: revoked };
       },
     );

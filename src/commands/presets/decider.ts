@@ -9,6 +9,7 @@ import { AppError, NotFoundError } from '../../errors.js';
 import type { Decider } from '../decider.js';
 import { compareVersions, normalizeContent, type PresetContent, type PresetVisibility } from './content.js';
 import { BuiltinPresetEvent, PresetEvent, type PresetContentData } from './events.js';
+import { ownValue } from '../../own.js';
 
 export interface PresetState {
   exists: boolean;
@@ -116,7 +117,7 @@ export const builtinPresets: Decider<BuiltinCatalogCommand, BuiltinCatalogState,
     for (const preset of command.presets) {
       if (seen.has(preset.presetId)) continue;
       seen.add(preset.presetId);
-      const published = state.versions[preset.presetId];
+      const published = ownValue(state.versions, preset.presetId);
       // Only a newer version replaces what installations already have.
       if (published !== undefined && compareVersions(preset.version, published) <= 0) continue;
       events.push({ type: 'BuiltinPresetPublished', data: { preset_id: preset.presetId, version: preset.version, ...normalizeContent(preset.content) } });

@@ -3,6 +3,7 @@ import type { Price } from '../../billing/pricing.js';
 import { NotFoundError } from '../../errors.js';
 import type { Decider } from '../decider.js';
 import { PricingEvent } from './events.js';
+import { ownValue } from '../../own.js';
 
 export interface PricingState {
   models: Record<string, Price>;
@@ -35,7 +36,7 @@ export const pricing: Decider<PricingCommand, PricingState, PricingEvent> = {
         return events;
       }
       case 'SetModelPrice':
-        if (same(state.models[command.model], command.price)) return [];
+        if (same(ownValue(state.models, command.model), command.price)) return [];
         return [{ type: 'ModelPriceSet', data: { model: command.model, ...priceOf(command.price), by: command.by } }];
       case 'RemoveModelPrice':
         if (!Object.hasOwn(state.models, command.model)) throw new NotFoundError(`no price set for model ${command.model}`, 'price_not_found');
@@ -52,6 +53,7 @@ export const pricing: Decider<PricingCommand, PricingState, PricingEvent> = {
         return { ...state, models: { ...state.models, [event.data.model]: priceOf(event.data) } };
       case 'ModelPriceRemoved': {
         const models = { ...state.models };
+        // eslint-disable-next-line switchyard/no-string-index-lookup -- delete removes own properties only
         delete models[event.data.model];
         return { ...state, models };
       }

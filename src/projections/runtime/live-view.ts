@@ -104,7 +104,13 @@ export class LiveView<State> {
         let applied = 0;
         for (const event of commit.events) {
           if (!relevant.has(event.type)) continue;
-          this.current = this.definition.evolve(this.current as State, event);
+          try {
+            this.current = this.definition.evolve(this.current as State, event);
+          } catch (error) {
+            // An event the view cannot fold must not freeze it (following again would meet the
+            // same event forever): it is left out here; the projection's runner quarantines it.
+            this.logger.error({ err: error, view: this.definition.projection.name, position: event.position, event: event.id }, 'live view could not apply an event; left out');
+          }
           // A commit of hundreds of usage events would hold the serving thread for milliseconds
           // (every request arriving meanwhile waits: the relay's tail latency). Requests go
           // in between slices; they see the view part-way through the commit, as they would

@@ -15,10 +15,24 @@
  */
 import { preparedStatement } from '../../adapters/sql/compiled.js';
 import type { Logger } from '../../logger.js';
-import type { Commit, EventStore, Subscription } from '../../ports/event-store.js';
+import type { Commit, EventStore, StoredEvent, Subscription } from '../../ports/event-store.js';
 import type { Projection, ReadModelDb } from './projection.js';
+import { clearQuarantine, databaseAnswers, errorText, quarantinedCounts, quarantineEvent } from './quarantine.js';
 
 class GenerationChanged extends Error {}
+
+/** One event of a commit applied event by event threw `cause`. */
+class EventFailed extends Error {
+  constructor(
+    readonly event: StoredEvent,
+    override readonly cause: unknown,
+  ) {
+    super(errorText(cause));
+  }
+}
+
+/** Tries of a failing commit (the first included) before its failing events are quarantined. */
+const APPLY_ATTEMPTS = 3;
 
 interface Running {
   projection: Projection;
@@ -57,6 +71,8 @@ export interface ProjectionStatus {
   version: number;
   position: number;
   lag: number;
+  /** Events set aside as poison and not replayed yet (see quarantine.ts). */
+  quarantined: number;
 }
 
 const now = () => new Date().toISOString();
@@ -87,7 +103,7 @@ export class ProjectionRunner {
     private readonly db: ReadModelDb,
     private readonly projections: readonly Projection[],
     private readonly logger: Logger,
-    private readonly options: { retryDelayMs?: number } = {},
+    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number } = {},
   ) {
     const names = new Set<string>();
     for (const p of projections) {
@@ -137,6 +153,7 @@ export class ProjectionRunner {
     await this.ensureCheckpoint(projection); // a fresh database has no checkpoint row yet
     const generation = await this.db.transaction().execute(async (trx) => {
       await projection.reset(trx);
+      await clearQuarantine(trx, name);
       const row = await trx.selectFrom('projection_checkpoints').select('generation').where('name', '=', name).executeTakeFirst();
       const next = (row?.generation ?? 0) + 1;
       await this.writeCheckpoint(trx, projection, 0, next);
@@ -222,10 +239,11 @@ export class ProjectionRunner {
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.headPosition();
     const rows = await this.db.selectFrom('projection_checkpoints').selectAll().execute();
+    const quarantined = await quarantinedCounts(this.db);
     return this.projections.map((p) => {
       const stored = rows.find((r) => r.name === p.name)?.position ?? 0;
       const position = Math.max(stored, this.running.get(p.name)?.position ?? 0);
-      return { name: p.name, version: p.version, position, lag: Math.max(0, head - position) };
+      return { name: p.name, version: p.version, position, lag: Math.max(0, head - position), quarantined: quarantined.get(p.name) ?? 0 };
     });
   }
 
@@ -276,6 +294,7 @@ export class ProjectionRunner {
       const generation = row.generation + 1;
       await this.db.transaction().execute(async (trx) => {
         await projection.reset(trx);
+        await clearQuarantine(trx, projection.name);
         await this.writeCheckpoint(trx, projection, 0, generation);
       });
       return { position: 0, generation };
@@ -316,18 +335,21 @@ export class ProjectionRunner {
   }
 
   private async relaunch(name: string, after?: number, generation?: number) {
+    const projection = this.find(name);
+    // The checkpoint first: if the database does not answer, the projection is still registered
+    // as it was, so the failure schedules another retry (onSubscriptionError) instead of leaving
+    // the projection stopped.
+    if (after === undefined || generation === undefined) {
+      const checkpoint = await this.ensureCheckpoint(projection);
+      after = checkpoint.position;
+      generation = checkpoint.generation;
+    }
     const current = this.running.get(name);
     if (current) {
       if (current.retryTimer) clearTimeout(current.retryTimer);
       this.running.delete(name); // supersedes a catch-up still running
       await current.catchUp;
       await current.subscription?.close();
-    }
-    const projection = this.find(name);
-    if (after === undefined || generation === undefined) {
-      const checkpoint = await this.ensureCheckpoint(projection);
-      after = checkpoint.position;
-      generation = checkpoint.generation;
     }
     this.launch(projection, after, generation);
   }
@@ -359,17 +381,18 @@ export class ProjectionRunner {
     const last = fresh[fresh.length - 1]!.position;
     const relevant = fresh.flatMap((commit) => commit.events.filter((e) => state.relevant.has(e.type)));
     if (relevant.length > 0) {
-      const claimed = await this.db.transaction().execute(async (trx) => {
-        const claim = await claimCheckpoint(trx, { name: state.projection.name, below: first, position: last, generation: state.generation, updated_at: now() });
-        if (Number(claim.numAffectedRows) === 0) {
-          const row = await trx.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
-          if (row && row.generation !== state.generation) throw new GenerationChanged(`projection ${state.projection.name} was rebuilt`);
-          return false; // already applied (redelivery, or another instance got there first)
+      let claimed: boolean;
+      try {
+        claimed = await this.applyClaimed(state, first, last, relevant);
+      } catch (error) {
+        if (error instanceof GenerationChanged) throw error;
+        if (fresh.length > 1) {
+          // One commit of the group is at fault (or the database is): each on its own.
+          for (const commit of fresh) await this.applyCommits(state, [commit]);
+          return;
         }
-        if (state.projection.applyCommit) await state.projection.applyCommit(trx, relevant);
-        else for (const event of relevant) await state.projection.apply(trx, event);
-        return true;
-      });
+        claimed = await this.applyOrQuarantine(state, first, relevant, error);
+      }
       if (!claimed && fresh.length > 1) {
         for (const commit of fresh) await this.applyCommits(state, [commit]);
         return;
@@ -381,6 +404,76 @@ export class ProjectionRunner {
     }
     state.position = Math.max(state.position, last);
     this.notify();
+  }
+
+  /**
+   * In ONE transaction: claims the checkpoint from below `first` to `last`, applies `events`
+   * except those in `quarantined`, and records those as quarantined. False if the claim fails
+   * (already applied).
+   */
+  private async applyClaimed(state: Running, first: number, last: number, events: readonly StoredEvent[], quarantined?: ReadonlyMap<StoredEvent, unknown>): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const claim = await claimCheckpoint(trx, { name: state.projection.name, below: first, position: last, generation: state.generation, updated_at: now() });
+      if (Number(claim.numAffectedRows) === 0) {
+        const row = await trx.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
+        if (row && row.generation !== state.generation) throw new GenerationChanged(`projection ${state.projection.name} was rebuilt`);
+        return false; // already applied (redelivery, or another instance got there first)
+      }
+      if (!quarantined) {
+        if (state.projection.applyCommit) await state.projection.applyCommit(trx, events);
+        else for (const event of events) await state.projection.apply(trx, event);
+        return true;
+      }
+      // Event by event, so that the one that fails is known (and the others still apply).
+      for (const event of events) {
+        if (quarantined.has(event)) continue;
+        try {
+          if (state.projection.applyCommit) await state.projection.applyCommit(trx, [event]);
+          else await state.projection.apply(trx, event);
+        } catch (error) {
+          throw new EventFailed(event, error);
+        }
+      }
+      const at = now();
+      for (const [event, error] of quarantined) await quarantineEvent(trx, state.projection.name, event, error, at);
+      return true;
+    });
+  }
+
+  /**
+   * A commit whose transaction failed: retried a few times (a deadlock, a lost connection); then,
+   * if the database answers (so the fault is the projection's, not an outage's), applied event by
+   * event with each failing event quarantined, so the projection moves past it. While the
+   * database does not answer, the error is thrown: the projection retries from its checkpoint.
+   */
+  private async applyOrQuarantine(state: Running, position: number, events: readonly StoredEvent[], failure: unknown): Promise<boolean> {
+    const attempts = this.options.applyAttempts ?? APPLY_ATTEMPTS;
+    let error = failure;
+    for (let attempt = 1; attempt < attempts; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, (this.options.applyRetryDelayMs ?? 100) * attempt));
+      try {
+        return await this.applyClaimed(state, position, position, events);
+      } catch (again) {
+        if (again instanceof GenerationChanged) throw again;
+        error = again;
+      }
+    }
+    if (!(await databaseAnswers(this.db))) throw error;
+    const quarantined = new Map<StoredEvent, unknown>();
+    for (;;) {
+      try {
+        const claimed = await this.applyClaimed(state, position, position, events, quarantined);
+        if (claimed) {
+          for (const [event, cause] of quarantined) {
+            this.logger.error({ err: cause, projection: state.projection.name, position: event.position, event: event.id, type: event.type }, 'event quarantined: the projection could not apply it and moves on');
+          }
+        }
+        return claimed;
+      } catch (again) {
+        if (!(again instanceof EventFailed) || quarantined.has(again.event) || !(await databaseAnswers(this.db))) throw again instanceof EventFailed ? again.cause : again;
+        quarantined.set(again.event, again.cause);
+      }
+    }
   }
 
   /**

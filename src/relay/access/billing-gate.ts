@@ -11,6 +11,7 @@ import { admission, billedModel, DEFAULT_SETTINGS, isBillable, type Settings, ty
 import type { BillingState } from '../../projections/billing.js';
 import type { ChatCompletionRequest } from '../schema.js';
 import type { QuotaCost } from './quota-cost.js';
+import { ownValue } from '../../own.js';
 
 export interface BillingCaller {
   tenantId: string;
@@ -20,7 +21,7 @@ export interface BillingCaller {
 
 /** The model a request will be routed and priced by: the key's alias resolved, then the request's own model_mapping. */
 export function routedModel(model: string, body: Pick<ChatCompletionRequest, 'model_mapping'>): string {
-  return body.model_mapping?.[model]?.actual_model ?? model;
+  return ownValue(body.model_mapping, model)?.actual_model ?? model;
 }
 
 export const relayDisabledError = () =>

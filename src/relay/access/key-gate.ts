@@ -14,6 +14,7 @@ import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/co
 import type { UsageData } from '../../commands/usage/events.js';
 import type { ActiveKey, KeyDirectory } from '../../projections/keys.js';
 import type { ChatCompletionRequest } from '../schema.js';
+import { ownValue } from '../../own.js';
 import { clientIp } from './client-ip.js';
 import type { GeoLocator } from './geo.js';
 import { ipAllowed, parseIpRule, type IpRule } from './ip-rules.js';
@@ -40,13 +41,19 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
 /**
- * Request size for the quota reservation (settled exactly afterwards): the prompt at ~4 characters
- * per token, the completion at its limit (`max_tokens`, default 1024): priced, rounded up.
+ * Upper bound of what a request can be billed, in tokens, for the quota reservation (settled to
+ * the real usage afterwards). Nothing in it may come only from the client, or a client could make
+ * its requests look cheap (`max_tokens: 1`) and overshoot the quota with concurrent requests:
+ * - prompt: the UTF-8 bytes of the whole request body as JSON. A token covers at least one byte of
+ *   text, and the JSON framing of each message (braces, quotes, `"role"`, `"content"`) outweighs
+ *   the few template tokens a provider adds per message. (Images and audio are priced per picture
+ *   or second by providers, not per byte: they are outside this bound.)
+ * - completion: the client's `max_completion_tokens` / `max_tokens`, but never less than
+ *   `minCompletion` (QUOTA_RESERVE_COMPLETION_TOKENS), times the number of choices `n`.
  */
-function estimateTokens(body: ChatCompletionRequest): { prompt: number; completion: number } {
-  let chars = 0;
-  for (const m of body.messages) chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
-  return { prompt: Math.ceil(chars / 4), completion: body.max_completion_tokens ?? body.max_tokens ?? 1024 };
+export function reservationTokens(body: ChatCompletionRequest, minCompletion: number): { prompt: number; completion: number } {
+  const requested = body.max_completion_tokens ?? body.max_tokens ?? 0;
+  return { prompt: Buffer.byteLength(JSON.stringify(body)), completion: Math.max(requested, minCompletion) * (body.n ?? 1) };
 }
 
 export class KeyGate {
@@ -60,6 +67,8 @@ export class KeyGate {
     private readonly logger: Logger,
     /** What requests cost against `quota_limit`: the tenant's prices (the billing gate). */
     private readonly cost: QuotaCost,
+    /** QUOTA_RESERVE_COMPLETION_TOKENS: the least completion a quota reservation counts. */
+    private readonly reserveCompletionTokens: number,
   ) {
     this.proxies = trustedProxies.map((p) => parseIpRule(p)).filter((r): r is IpRule => r !== null);
   }
@@ -74,7 +83,7 @@ export class KeyGate {
 
   /** The model after the key's aliases, if the key may use it (403 model_not_allowed otherwise). */
   resolveModel(key: ActiveKey, requested: string): string {
-    const model = key.policy.model_aliases[requested] ?? requested;
+    const model = ownValue(key.policy.model_aliases, requested) ?? requested;
     if (key.blockedModels.has(model) || (key.allowedModels.size > 0 && !key.allowedModels.has(model))) {
       throw new ForbiddenError(`this API key may not use model ${model}`, 'model_not_allowed');
     }
@@ -119,7 +128,7 @@ export class KeyGate {
     }
     const checkWindows: AdmissionRequest['checkWindows'] = limits.tokens_per_hour ? [{ key: `rl:${id}:tph`, limit: limits.tokens_per_hour, windowMs: HOUR }] : [];
     const slot = limits.concurrent_requests ? { key: `rl:${id}:conc`, limit: limits.concurrent_requests, leaseMs: this.slotLeaseMs } : undefined;
-    const estimate = key.policy.quota_limit === null ? null : estimateTokens(body);
+    const estimate = key.policy.quota_limit === null ? null : reservationTokens(body, this.reserveCompletionTokens);
     const reserved = estimate === null ? 0 : this.cost.estimate(key.tenantId, routedModel(model, body), estimate.prompt, estimate.completion);
     const reservation = key.policy.quota_limit === null ? undefined : { key: `quota:${id}`, amount: reserved, limit: creditsToMicro(key.policy.quota_limit) };
 

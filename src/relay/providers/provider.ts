@@ -68,7 +68,15 @@ export interface Provider {
   buildRequest(request: ChatCompletionRequest, ctx: ProviderContext): UpstreamRequest;
   /** Converts a successful non-streaming upstream body (already JSON-parsed, or raw text). */
   parseResponse(body: string, ctx: ProviderContext, meta: ResponseMeta): ChatCompletion;
-  createStreamConverter(ctx: ProviderContext, meta: ResponseMeta): StreamConverter;
+  /**
+   * `maxEventSize` bounds one upstream event (SSE event or line, NDJSON line, event-stream
+   * frame): past it `push` throws UpstreamFaultError `upstream_response_too_large`. A stream
+   * that is not what the upstream's API sends (a chunk of the wrong shape, no event at all) is a
+   * `bad_upstream_response` (thrown, or in-band once chunks have been converted).
+   */
+  createStreamConverter(ctx: ProviderContext, meta: ResponseMeta, maxEventSize?: number): StreamConverter;
+  /** The media type of this upstream's streams (its Content-Type): anything else is refused. */
+  readonly streamMediaType: string;
   /** Reads the message out of an upstream error body (any status >= 400). */
   parseError(status: number, body: string): UpstreamError;
   /** The cheapest real request that proves the channel works (channel test, health probes). */

@@ -6,7 +6,7 @@
  * shared by the native converters is in ./stream-writer.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { AppError, BadRequestError } from '../../errors.js';
+import { type AppError, BadRequestError, UpstreamFaultError } from '../../errors.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ContentPart, FinishReason, Message, Tool, ToolCall, ToolChoice, Usage } from '../schema.js';
 import type { ProviderContext, ResponseMeta, UpstreamError, UpstreamRequest } from './provider.js';
 
@@ -169,7 +169,7 @@ export function usageOf(prompt: number, completion: number): Usage {
 
 /** A 502 for an upstream body the relay cannot read. */
 export function badUpstream(message: string): AppError {
-  return new AppError(502, 'upstream_error', 'bad_upstream_response', message);
+  return new UpstreamFaultError(message);
 }
 
 /** A successful upstream body parsed as JSON; a 502 naming the upstream (`who`) when it is not JSON. */

@@ -10,6 +10,7 @@
  *   the stream did not fail, then `data: [DONE]`;
  * - the outcome the relay records (usage, finish reason, generated text, error).
  */
+import { UpstreamFaultError } from '../../errors.js';
 import type { ChatCompletionChunk, FinishReason, Usage } from '../schema.js';
 import { SSE_DONE, sseData } from '../sse.js';
 import type { ResponseMeta, StreamConverter, StreamOutcome } from './provider.js';
@@ -20,6 +21,11 @@ export type Delta = ChatCompletionChunk['choices'][number]['delta'];
 /** An in-stream upstream error as the client sees it (OpenAI error shape). */
 export function streamErrorEvent(message: string, code: string): string {
   return sseData({ error: { message, type: 'upstream_error', code, param: null } });
+}
+
+/** A stream that ended without one event the relay could convert (an empty body, JSON, garbage). */
+export function noStreamEvents(): UpstreamFaultError {
+  return new UpstreamFaultError('the upstream answered without a stream of chat events');
 }
 
 /** Writes the chunks of one converted stream and keeps what the relay records about it. */
@@ -84,6 +90,15 @@ export class ChunkWriter {
     return streamErrorEvent(message, code);
   }
 
+  /**
+   * An upstream event that is not what the upstream's API sends: a 502 thrown while nothing has
+   * been converted yet (the client can still get a plain error), else the in-band error.
+   */
+  malformed(message: string): string {
+    if (!this.begun && this.error === null) throw new UpstreamFaultError(message);
+    return this.fail(message, 'bad_upstream_response');
+  }
+
   /** The tail of the stream: the usage chunk if asked for (and not failed), then `[DONE]`. */
   close(): string {
     const usage = !this.error && this.meta.includeUsage && this.usage ? sseData(usageChunkOf(this.chunkMeta, this.usage)) : '';
@@ -105,7 +120,8 @@ export interface TextFraming<F> {
 /**
  * A converter for upstreams that stream text: UTF-8 decoded across pushes (a character may be
  * split between two), framed by `framing`, each frame handed to `handle` until the stream fails,
- * then the writer's tail. Anything pushed after end() is ignored.
+ * then the writer's tail. Anything pushed after end() is ignored. A stream that converted nothing
+ * at all throws noStreamEvents() from end().
  */
 export function textStreamConverter<F>(writer: ChunkWriter, framing: TextFraming<F>, handle: (frame: F) => string): StreamConverter {
   const decoder = new TextDecoder('utf-8');
@@ -127,6 +143,7 @@ export function textStreamConverter<F>(writer: ChunkWriter, framing: TextFraming
       if (ended) return '';
       ended = true;
       const out = run(framing.push(decoder.decode())) + run(framing.flush());
+      if (!writer.started && !writer.failed) throw noStreamEvents();
       return out + writer.close();
     },
     outcome: () => writer.outcome(),

@@ -15,6 +15,15 @@
  * - `stream_error`: (streaming only) sends one text piece, then the provider's in-stream error
  *   (or drops the connection if the format has none).
  * - `slow`: like `reply` but waits `delayMs` before the first byte and between pieces.
+ * Misbehaving upstreams (the OpenAI fake implements these; the relay's handling is the same
+ * whatever the kind):
+ * - `raw`: answers exactly `status`, `headers` and `body` (a JSON body to a stream request, a
+ *   gzip-encoded body, malformed chunks...).
+ * - `huge`: a 200 whose first event (stream) or body (not streamed) is `bytes` long: after
+ *   `prefix` (raw, streams only), one `data:` line of that size, written as fast as the relay
+ *   reads it. `started` is called once the first bytes are out; after the first 64 KB of the
+ *   line the fake waits for `hold` when given. It stops when the relay hangs up.
+ * - `reset`: a 200 with `prefix` as the start of its body, then the connection is destroyed.
  * Every request is recorded (method, path, headers lower-cased, raw body, parsed JSON).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -30,7 +39,10 @@ export type FakeMode =
   | { kind: 'no_usage' }
   | { kind: 'error'; status: number; message?: string; retryAfterSeconds?: number }
   | { kind: 'stream_error' }
-  | { kind: 'slow'; delayMs: number };
+  | { kind: 'slow'; delayMs: number }
+  | { kind: 'raw'; status?: number; headers: Record<string, string>; body: string | Buffer }
+  | { kind: 'huge'; bytes: number; prefix?: string; started?: () => void; hold?: Promise<void> }
+  | { kind: 'reset'; prefix: string };
 
 export interface RecordedRequest {
   method: string;
@@ -63,6 +75,39 @@ export function pieces(text: string, n = 3): string[] {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The misbehaving modes (`raw`, `huge`, `reset`): true when `mode` is one and the answer is sent. */
+export async function misbehave(mode: FakeMode, res: ServerResponse, stream: boolean): Promise<boolean> {
+  switch (mode.kind) {
+    case 'raw':
+      res.writeHead(mode.status ?? 200, mode.headers).end(mode.body);
+      return true;
+    case 'reset':
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', ...(stream ? {} : { 'content-length': String(mode.prefix.length * 4) }) });
+      res.write(mode.prefix);
+      await sleep(30); // the prefix reaches the relay first
+      res.socket?.resetAndDestroy(); // a TCP reset (ECONNRESET), not an orderly close
+      return true;
+    case 'huge': {
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
+      const gone = new Promise<void>((resolve) => res.once('close', resolve));
+      const write = async (text: string) => {
+        if (!res.write(text)) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), gone]);
+      };
+      await write(stream ? `${mode.prefix ?? ''}data: {"choices":[{"index":0,"delta":{"content":"` : '{"choices":[{"index":0,"message":{"role":"assistant","content":"');
+      mode.started?.();
+      const piece = 'x'.repeat(64 * 1024);
+      for (let sent = 0; sent < mode.bytes && !res.destroyed; sent += piece.length) {
+        if (!res.destroyed) await write(piece);
+        if (mode.hold && sent === 0) await Promise.race([mode.hold, gone]);
+      }
+      if (!res.destroyed) res.end(stream ? '"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n' : '"},"finish_reason":"stop"}]}');
+      return true;
+    }
+    default:
+      return false;
+  }
+}
 
 /**
  * Starts an HTTP server on 127.0.0.1 that records each request and hands it to `handle`

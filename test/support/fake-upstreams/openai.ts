@@ -4,7 +4,7 @@
  * `baseUrl` ends in /v1 (as OpenAI-compatible base URLs do); `origin` is the Azure resource URL.
  */
 import type { ServerResponse } from 'node:http';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, misbehave, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
 
 interface Body {
   model?: string;
@@ -48,6 +48,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     const mode = self.mode;
     if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
     const body = req.json as Body;
+    if (await misbehave(mode, res, body.stream === true)) return;
     const model = body.model ?? (azure ? decodeURIComponent(req.path.split('/')[3]!) : 'unknown');
     const id = 'chatcmpl-fake123';
     const created = 1_700_000_000;

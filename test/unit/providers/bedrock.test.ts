@@ -288,6 +288,10 @@ describe('bedrock request', () => {
     expect400(() => pinned.buildRequest(req({ n: 2 }), ctx), /^n$/);
     expect400(() => pinned.buildRequest(req({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }), ctx), /^messages\[0\]\.content\[0\]\.image_url$/);
     expect400(() => pinned.buildRequest(req({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] }), ctx), /image_url/);
+    // A media type named like an Object.prototype property is no image type either.
+    for (const type of ['constructor', '__proto__', 'valueof']) {
+      expect400(() => pinned.buildRequest(req({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:${type};base64,AAAA` } }] }] }), ctx), /image_url/);
+    }
     expect400(() => pinned.buildRequest(req({ response_format: { type: 'json_object' } }), ctx), /^response_format$/);
     expect400(() => pinned.buildRequest(req({ messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } }] }, { role: 'user', content: 'x' }] }), ctx), /messages\[0\]/);
     expect400(() => pinned.buildRequest(req({ messages: [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: 'not json' } }] }] }), ctx), /arguments$/);

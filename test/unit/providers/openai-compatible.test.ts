@@ -4,7 +4,7 @@
  * follow a channel whose settings change.
  */
 import { describe, expect, it } from 'vitest';
-import { buildCompatRequest } from '../../../src/relay/providers/openai-compatible/request.js';
+import { buildCompatRequest, compatBody, DEFAULT_QUIRKS } from '../../../src/relay/providers/openai-compatible/request.js';
 import { parseCompatResponse } from '../../../src/relay/providers/openai-compatible/response.js';
 import type { ChatCompletionRequest } from '../../../src/relay/schema.js';
 import { channelOf, ctxOf, metaOf } from './stream-helpers.js';
@@ -47,6 +47,14 @@ describe('openai-compatible request', () => {
     expect(buildCompatRequest({ ...request, provider_config: { primary: 'openai' } }, ctx).body).toBe('{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5}');
     expect(JSON.parse(buildCompatRequest({ ...request, stream: true }, ctx).body!)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(() => buildCompatRequest({ ...request, n: 2 }, ctx, { streamUsage: true, multipleChoices: false })).toThrow(/n must be 1/);
+  });
+
+  it('copies a parsed body\'s own `__proto__` key as nothing: the copy keeps its prototype and sends no such field', () => {
+    const parsed = JSON.parse('{"model":"m","messages":[{"role":"user","content":"hi"}],"__proto__":{"stream":true}}') as ChatCompletionRequest;
+    const body = compatBody(parsed, ctxOf(channelOf('openai'), 'upstream-m'), DEFAULT_QUIRKS);
+    expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
+    expect(body.stream).toBeUndefined();
+    expect(JSON.parse(buildCompatRequest(parsed, ctxOf(channelOf('openai'), 'upstream-m')).body!)).toEqual({ model: 'upstream-m', messages: [{ role: 'user', content: 'hi' }] });
   });
 
   it('follows a channel whose URL, key or organization change in place', () => {

@@ -9,6 +9,7 @@ export const anthropicProvider: Provider = {
   buildRequest: buildAnthropicRequest,
   parseResponse: parseAnthropicResponse,
   createStreamConverter: createAnthropicStreamConverter,
+  streamMediaType: 'text/event-stream',
   parseError: parseAnthropicError,
   probeRequest: probeWith(buildAnthropicRequest),
 };

@@ -24,7 +24,7 @@ interface AnthropicStreamEvent {
   error?: { type?: string; message?: string };
 }
 
-export function createAnthropicStreamConverter(_ctx: ProviderContext, meta: ResponseMeta): StreamConverter {
+export function createAnthropicStreamConverter(_ctx: ProviderContext, meta: ResponseMeta, maxEventSize?: number): StreamConverter {
   const writer = new ChunkWriter(meta);
   let toolCount = 0;
   const toolIndexByBlock = new Map<number, number>();
@@ -45,7 +45,7 @@ export function createAnthropicStreamConverter(_ctx: ProviderContext, meta: Resp
     try {
       data = JSON.parse(event.data) as AnthropicStreamEvent;
     } catch {
-      return writer.fail('Anthropic sent a stream event that is not JSON', 'bad_upstream_response');
+      return writer.malformed('Anthropic sent a stream event that is not JSON');
     }
     switch (event.event ?? data.type) {
       case 'message_start':
@@ -89,5 +89,5 @@ export function createAnthropicStreamConverter(_ctx: ProviderContext, meta: Resp
     }
   }
 
-  return textStreamConverter(writer, new SseParser(), handle);
+  return textStreamConverter(writer, new SseParser(maxEventSize), handle);
 }

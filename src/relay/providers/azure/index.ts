@@ -7,7 +7,8 @@ import { azureUrl, buildAzureRequest } from './request.js';
 export const azureProvider: Provider = {
   buildRequest: buildAzureRequest,
   parseResponse: (body, _ctx, meta) => parseCompatResponse(body, meta),
-  createStreamConverter: (_ctx, meta) => createCompatStreamConverter(meta),
+  createStreamConverter: (_ctx, meta, maxEventSize) => createCompatStreamConverter(meta, maxEventSize),
+  streamMediaType: 'text/event-stream',
   parseError: parseCompatError,
   probeRequest: (ctx) => ({
     url: azureUrl(ctx),

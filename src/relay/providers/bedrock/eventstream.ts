@@ -10,6 +10,7 @@
  *
  * CRC32 is the IEEE one (zlib's); `zlib.crc32` does not exist on Node 20, so this is a table one.
  */
+import { ownValue, type NullPrototypeRecord } from '../../../own.js';
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256);
@@ -49,14 +50,22 @@ export class EventStreamError extends Error {
   }
 }
 
+/** A frame longer than the decoder's limit (UPSTREAM_MAX_EVENT_SIZE). */
+export class EventStreamTooLargeError extends EventStreamError {
+  constructor(length: number) {
+    super(`event-stream message of ${length} bytes is over the limit`);
+    this.name = 'EventStreamTooLargeError';
+  }
+}
+
 const PRELUDE_LENGTH = 12;
 const MIN_MESSAGE_LENGTH = 16;
 /** Refuse absurd frames rather than buffer them forever (AWS caps messages well below this). */
-const MAX_MESSAGE_LENGTH = 16 * 1024 * 1024;
+export const MAX_MESSAGE_LENGTH = 16 * 1024 * 1024;
 
 /** The string value of a header, or undefined when absent or not a string. */
 export function headerString(message: EventStreamMessage, name: string): string | undefined {
-  const header = message.headers[name];
+  const header = ownValue(message.headers, name);
   return header && header.type === 'string' ? header.value : undefined;
 }
 
@@ -129,7 +138,8 @@ function encodeHeader(name: string, header: HeaderValue): Buffer {
 }
 
 function decodeHeaders(bytes: Buffer): Record<string, HeaderValue> {
-  const headers: Record<string, HeaderValue> = {};
+  // No prototype: the names are the upstream's (one named `__proto__` is just a header).
+  const headers = Object.create(null) as NullPrototypeRecord<HeaderValue>;
   let at = 0;
   const need = (n: number) => {
     if (at + n > bytes.length) throw new EventStreamError('truncated event-stream header');
@@ -204,11 +214,16 @@ function decodeHeaders(bytes: Buffer): Record<string, HeaderValue> {
  * Incremental decoder: feed bytes split anywhere, get back each complete message. A CRC mismatch
  * or a malformed frame sets `error` (the messages before it are still returned) and the decoder
  * then ignores all further input, so the result never depends on how the bytes were split.
+ * Linear in the input: a frame's bytes are joined once, when all of them are in (the length is
+ * read from the prelude first), and a frame longer than `maxMessageLength` fails at once
+ * (EventStreamTooLargeError) instead of being buffered.
  */
 export class EventStreamDecoder {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private failure: EventStreamError | null = null;
+
+  constructor(private readonly maxMessageLength: number = MAX_MESSAGE_LENGTH) {}
 
   push(bytes: Buffer): EventStreamMessage[] {
     if (this.failure) return [];
@@ -243,15 +258,18 @@ export class EventStreamDecoder {
 
   private next(): EventStreamMessage | null {
     if (this.buffered < PRELUDE_LENGTH) return null;
-    const buffer = this.concat();
-    const total = buffer.readUInt32BE(0);
-    const headersLength = buffer.readUInt32BE(4);
-    const preludeCrc = buffer.readUInt32BE(8);
-    if (crc32(buffer.subarray(0, 8)) !== preludeCrc) throw new EventStreamError('event-stream prelude CRC mismatch');
+    const prelude = this.prelude();
+    const total = prelude.readUInt32BE(0);
+    const headersLength = prelude.readUInt32BE(4);
+    const preludeCrc = prelude.readUInt32BE(8);
+    if (crc32(prelude.subarray(0, 8)) !== preludeCrc) throw new EventStreamError('event-stream prelude CRC mismatch');
     if (total < MIN_MESSAGE_LENGTH || total > MAX_MESSAGE_LENGTH || headersLength > total - MIN_MESSAGE_LENGTH) {
       throw new EventStreamError(`invalid event-stream message length ${total} (headers ${headersLength})`);
     }
+    if (total > this.maxMessageLength) throw new EventStreamTooLargeError(total);
+    // Not all in yet: wait without joining what is buffered (joining on every push is quadratic).
     if (this.buffered < total) return null;
+    const buffer = this.concat();
     const message = buffer.subarray(0, total);
     const messageCrc = message.readUInt32BE(total - 4);
     if (crc32(message.subarray(0, total - 4)) !== messageCrc) throw new EventStreamError('event-stream message CRC mismatch');
@@ -261,6 +279,18 @@ export class EventStreamDecoder {
     this.chunks = rest.length > 0 ? [rest] : [];
     this.buffered = rest.length;
     return { headers, payload };
+  }
+
+  /** At least the first PRELUDE_LENGTH bytes (joins the first pieces only when the first is shorter). */
+  private prelude(): Buffer {
+    const first = this.chunks[0]!;
+    if (first.length >= PRELUDE_LENGTH) return first;
+    let length = 0;
+    let count = 0;
+    while (length < PRELUDE_LENGTH) length += this.chunks[count++]!.length;
+    const joined = Buffer.concat(this.chunks.slice(0, count), length);
+    this.chunks.splice(0, count, joined);
+    return joined;
   }
 
   private concat(): Buffer {

@@ -16,6 +16,7 @@ export function createBedrockProvider(options: BuildOptions = {}): Provider {
     buildRequest,
     parseResponse: parseBedrockResponse,
     createStreamConverter: createBedrockStreamConverter,
+    streamMediaType: 'application/vnd.amazon.eventstream',
     parseError: parseBedrockError,
     probeRequest: probeWith(buildRequest),
   };

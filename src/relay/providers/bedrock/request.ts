@@ -16,6 +16,7 @@ import type { ChatCompletionRequest, Message } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
 import { defined, joinUrl, maxTokensOf, parseDataUrl, pushTurn, refuseFields, stopSequencesOf, textOf, toolArguments, toolChoiceOf, toolParameters, unsupported, type Turn } from '../shared.js';
 import { signRequest, uriEncode, type AwsCredentials } from './sigv4.js';
+import { ownValue } from '../../../own.js';
 
 export const BEDROCK_SERVICE = 'bedrock';
 export const DEFAULT_REGION = 'us-east-1';
@@ -84,7 +85,7 @@ function userBlocks(message: Message, index: number): BedrockContentBlock[] {
     const param = `messages[${index}].content[${j}].image_url`;
     const data = parseDataUrl(part.image_url.url);
     if (!data) throw unsupported(param, 'bedrock accepts only base64 data: URLs for images, not remote URLs');
-    const format = IMAGE_FORMATS[data.mediaType.toLowerCase()];
+    const format = ownValue(IMAGE_FORMATS, data.mediaType.toLowerCase());
     if (!format) throw unsupported(param, `bedrock does not accept image type ${data.mediaType} (png, jpeg, gif, webp only)`);
     blocks.push({ image: { format, source: { bytes: data.base64 } } });
   });

@@ -9,20 +9,22 @@
  */
 import type { ProviderContext, ResponseMeta, StreamConverter, StreamOutcome } from '../provider.js';
 import { isRecord } from '../shared.js';
-import { ChunkWriter } from '../stream-writer.js';
-import { EventStreamDecoder, headerString, type EventStreamMessage } from './eventstream.js';
+import { upstreamTooLarge } from '../../sse.js';
+import { ChunkWriter, noStreamEvents } from '../stream-writer.js';
+import { EventStreamDecoder, EventStreamTooLargeError, headerString, MAX_MESSAGE_LENGTH, type EventStreamMessage } from './eventstream.js';
 import { bedrockUsageOf, finishReasonOf } from './response.js';
 
 /** Binary frames rather than text, so this converter drives the shared ChunkWriter itself. */
 export class BedrockStreamConverter implements StreamConverter {
-  private readonly decoder = new EventStreamDecoder();
+  private readonly decoder: EventStreamDecoder;
   private readonly writer: ChunkWriter;
   /** Bedrock contentBlockIndex -> OpenAI tool_calls index. */
   private readonly toolIndex = new Map<number, number>();
   private ended = false;
 
-  constructor(meta: ResponseMeta) {
+  constructor(meta: ResponseMeta, maxEventSize?: number) {
     this.writer = new ChunkWriter(meta);
+    this.decoder = new EventStreamDecoder(maxEventSize === undefined ? undefined : Math.min(maxEventSize, MAX_MESSAGE_LENGTH));
   }
 
   push(bytes: Buffer): string {
@@ -33,6 +35,7 @@ export class BedrockStreamConverter implements StreamConverter {
       out += this.handle(message);
       if (writer.failed) return out;
     }
+    if (this.decoder.error instanceof EventStreamTooLargeError) throw upstreamTooLarge();
     if (this.decoder.error) out += writer.fail(`bedrock event stream: ${this.decoder.error.message}`, 'invalid_event_stream');
     return out;
   }
@@ -45,6 +48,7 @@ export class BedrockStreamConverter implements StreamConverter {
     if (!writer.failed && this.decoder.pending > 0 && writer.finishReason === null) {
       out += writer.fail('bedrock event stream ended in the middle of a frame', 'truncated_event_stream');
     }
+    if (!writer.started && !writer.failed) throw noStreamEvents();
     return out + writer.close();
   }
 
@@ -116,6 +120,6 @@ export class BedrockStreamConverter implements StreamConverter {
   }
 }
 
-export function createBedrockStreamConverter(_ctx: ProviderContext, meta: ResponseMeta): StreamConverter {
-  return new BedrockStreamConverter(meta);
+export function createBedrockStreamConverter(_ctx: ProviderContext, meta: ResponseMeta, maxEventSize?: number): StreamConverter {
+  return new BedrockStreamConverter(meta, maxEventSize);
 }

@@ -9,6 +9,7 @@ export const cohereProvider: Provider = {
   buildRequest: buildCohereRequest,
   parseResponse: parseCohereResponse,
   createStreamConverter: createCohereStreamConverter,
+  streamMediaType: 'text/event-stream',
   parseError: parseCohereError,
   probeRequest: probeWith(buildCohereRequest),
 };

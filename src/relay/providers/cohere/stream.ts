@@ -22,7 +22,7 @@ function streamedToolCall(delta: unknown): Record<string, unknown> {
   return isRecord(calls) ? calls : {};
 }
 
-export function createCohereStreamConverter(_ctx: ProviderContext, meta: ResponseMeta): StreamConverter {
+export function createCohereStreamConverter(_ctx: ProviderContext, meta: ResponseMeta, maxEventSize?: number): StreamConverter {
   const writer = new ChunkWriter(meta);
   /** Cohere tool-call `index` -> OpenAI tool_calls index. */
   const toolIndex = new Map<number, number>();
@@ -93,5 +93,5 @@ export function createCohereStreamConverter(_ctx: ProviderContext, meta: Respons
     }
   }
 
-  return textStreamConverter(writer, new SseParser(), handle);
+  return textStreamConverter(writer, new SseParser(maxEventSize), handle);
 }

@@ -9,6 +9,7 @@ export const geminiProvider: Provider = {
   buildRequest: buildGeminiRequest,
   parseResponse: parseGeminiResponse,
   createStreamConverter: createGeminiStreamConverter,
+  streamMediaType: 'text/event-stream',
   parseError: parseGeminiError,
   probeRequest: probeWith(buildGeminiRequest),
 };

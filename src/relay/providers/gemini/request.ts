@@ -106,6 +106,7 @@ export function toGeminiSchema(schema: unknown, param: string): unknown {
       if (types.length !== value.length) out['nullable'] = true;
       if (types.length === 1) out['type'] = types[0];
       else if (types.length > 1) out['anyOf'] = types.map((t: unknown) => ({ type: t }));
+// eslint-disable-next-line switchyard/no-string-index-lookup -- key is one of SCHEMA_KEYS here
     } else out[key] = value;
   }
   return out;

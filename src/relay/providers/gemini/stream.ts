@@ -14,7 +14,7 @@ import type { ProviderContext, ResponseMeta, StreamConverter } from '../provider
 import { ChunkWriter, textStreamConverter, type Delta } from '../stream-writer.js';
 import { finishReasonOf, toolCallOf, usageFromGemini, type GeminiResponse } from './response.js';
 
-export function createGeminiStreamConverter(_ctx: ProviderContext, meta: ResponseMeta): StreamConverter {
+export function createGeminiStreamConverter(_ctx: ProviderContext, meta: ResponseMeta, maxEventSize?: number): StreamConverter {
   const writer = new ChunkWriter(meta);
   let sawModel = false;
   let toolCount = 0;
@@ -25,9 +25,9 @@ export function createGeminiStreamConverter(_ctx: ProviderContext, meta: Respons
     try {
       data = JSON.parse(event.data) as GeminiResponse;
     } catch {
-      return writer.fail('Gemini sent a stream event that is not JSON', 'bad_upstream_response');
+      return writer.malformed('Gemini sent a stream event that is not JSON');
     }
-    if (!data || typeof data !== 'object') return writer.fail('Gemini sent an unexpected stream event', 'bad_upstream_response');
+    if (!data || typeof data !== 'object') return writer.malformed('Gemini sent an unexpected stream event');
     if (data.error) return writer.fail(data.error.message ?? 'Gemini stream error', data.error.status ?? String(data.error.code ?? 'upstream_error'));
 
     // The first modelVersion names the model for the whole stream.
@@ -56,5 +56,5 @@ export function createGeminiStreamConverter(_ctx: ProviderContext, meta: Respons
     return out;
   }
 
-  return textStreamConverter(writer, new SseParser(), handle);
+  return textStreamConverter(writer, new SseParser(maxEventSize), handle);
 }

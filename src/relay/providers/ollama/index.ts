@@ -9,6 +9,7 @@ export const ollamaProvider: Provider = {
   buildRequest: buildOllamaRequest,
   parseResponse: parseOllamaResponse,
   createStreamConverter: createOllamaStreamConverter,
+  streamMediaType: 'application/x-ndjson',
   parseError: parseOllamaError,
   probeRequest: probeWith(buildOllamaRequest),
 };

@@ -6,29 +6,31 @@
  * `{"error": "..."}` is Ollama's in-stream error: it sets `outcome().error` and reaches the client
  * as one OpenAI-style `data: {"error":{...}}` event.
  */
+import { LineSplitter } from '../../sse.js';
 import type { ProviderContext, ResponseMeta, StreamConverter } from '../provider.js';
 import { isRecord } from '../shared.js';
 import { ChunkWriter, textStreamConverter, type TextFraming } from '../stream-writer.js';
 import { ollamaFinishOf, ollamaToolCalls, ollamaUsageOf } from './response.js';
 
 /** NDJSON framing: complete lines as they arrive; a last line without its newline at the end. */
-class LineSplitter implements TextFraming<string> {
-  private buffer = '';
+class NdjsonFraming implements TextFraming<string> {
+  private readonly lines: LineSplitter;
+
+  constructor(maxLineSize: number | undefined) {
+    this.lines = new LineSplitter(maxLineSize);
+  }
 
   push(text: string): string[] {
-    const lines = (this.buffer + text).split('\n');
-    this.buffer = lines.pop()!;
-    return lines;
+    return this.lines.push(text);
   }
 
   flush(): string[] {
-    const rest = this.buffer;
-    this.buffer = '';
+    const rest = this.lines.flush();
     return rest === '' ? [] : [rest];
   }
 }
 
-export function createOllamaStreamConverter(_ctx: ProviderContext, meta: ResponseMeta): StreamConverter {
+export function createOllamaStreamConverter(_ctx: ProviderContext, meta: ResponseMeta, maxEventSize?: number): StreamConverter {
   const writer = new ChunkWriter(meta);
   let sawModel = false;
   /** The `done: true` line has been converted: anything after it is ignored. */
@@ -42,13 +44,15 @@ export function createOllamaStreamConverter(_ctx: ProviderContext, meta: Respons
     try {
       json = JSON.parse(line);
     } catch {
-      return writer.fail('ollama stream carried a line that is not JSON', 'bad_upstream_response');
+      return writer.malformed('ollama stream carried a line that is not JSON');
     }
     if (!isRecord(json)) return '';
     if (json.error !== undefined) {
       const raw = isRecord(json.error) ? json.error.message : json.error;
       return writer.fail(typeof raw === 'string' && raw ? raw : 'ollama stream error', 'stream_error');
     }
+    // Every line of an Ollama chat stream has its message, but the last (`done`) may not.
+    if (!isRecord(json.message) && json.done !== true) return writer.malformed('ollama stream carried a line that is not a chat chunk');
     // The first model named is the model for the whole stream.
     if (!sawModel && typeof json.model === 'string' && json.model) {
       sawModel = true;
@@ -73,5 +77,5 @@ export function createOllamaStreamConverter(_ctx: ProviderContext, meta: Respons
     return out;
   }
 
-  return textStreamConverter(writer, new LineSplitter(), handle);
+  return textStreamConverter(writer, new NdjsonFraming(maxEventSize), handle);
 }

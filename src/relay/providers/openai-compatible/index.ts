@@ -21,7 +21,8 @@ export function openAiCompatibleProvider(quirks: Partial<CompatQuirks> = {}): Pr
   return {
     buildRequest: (request, ctx) => buildCompatRequest(request, ctx, effective),
     parseResponse: (body, _ctx, meta) => parseCompatResponse(body, meta),
-    createStreamConverter: (_ctx, meta) => createCompatStreamConverter(meta),
+    createStreamConverter: (_ctx, meta, maxEventSize) => createCompatStreamConverter(meta, maxEventSize),
+    streamMediaType: 'text/event-stream',
     parseError: parseCompatError,
     probeRequest: compatProbe,
   };

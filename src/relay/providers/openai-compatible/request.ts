@@ -31,7 +31,9 @@ export function compatBody(request: ChatCompletionRequest, ctx: ProviderContext,
   if (!quirks.multipleChoices && (request.n ?? 1) > 1) throw unsupported('n', `${ctx.channel.type} channels return one choice: n must be 1`);
   const body: Record<string, unknown> = {};
   for (const key in request) {
-    if (!EXTENSION_FIELDS.has(key)) body[key] = request[key as keyof ChatCompletionRequest];
+    // `__proto__` (an own key of a parsed body) would set the copy's prototype, not a field.
+    // eslint-disable-next-line switchyard/no-string-index-lookup -- own keys of the parsed body (for-in), `__proto__` excluded
+    if (!EXTENSION_FIELDS.has(key) && key !== '__proto__') body[key] = request[key as keyof ChatCompletionRequest];
   }
   if (includeModel) body.model = ctx.model;
   else delete body.model;
