@@ -3,7 +3,7 @@
  *
  * Chat-completion requests are the traffic of a gateway, and node:http's per-request objects plus
  * fastify's request lifecycle were about a third of what the serving thread spent on each one
- * (docs/benchmarks.md). So the listening socket belongs to a lean server that answers
+ * (docs/history/benchmarks-2026-11-21.md). So the listening socket belongs to a lean server that answers
  * `POST /v1/chat/completions` (and its aliases) and `GET /v1/models` — what an API client calls —
  * itself, through the same ChatEndpoint as fastify's routes; every other request goes to fastify's
  * node:http server untouched, with its connection (a keep-alive connection is handed over at its

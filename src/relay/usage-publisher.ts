@@ -8,7 +8,7 @@
  * apart (or sooner when `maxBatch` events are waiting), because every commit has a fixed cost on
  * the event loop: the embedded SQLite store fsyncs synchronously, and every subscriber in the
  * process (projections, live views) wakes up to read it. At thousands of requests/s, 100 commits/s
- * of a handful of events each cost the relay a measurable share of its time (docs/benchmarks.md).
+ * of a handful of events each cost the relay a measurable share of its time (docs/history/benchmarks-2026-11-21.md).
  *
  * If the append fails (bus or disk down), the batch is written to a spool file under
  * DATA_DIR/spool and re-published once the store answers again; a spool left by a crashed process
