@@ -3,7 +3,7 @@
  * at /openapi.json all come from the same schemas). Each area of the API is a plugin.
  */
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ServiceUnavailableError } from '../errors.js';
 import { requestIdOf } from '../http-exchange.js';
@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import { authRoutes } from './routes/auth.js';
 import { billingRoutes } from './routes/billing.js';
 import { healthRoutes } from './routes/health.js';
@@ -50,6 +51,16 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
+  // The same parser as the relay's own server: bounded nesting, prototype poisoning refused.
+  const maxJsonDepth = ctx.config.server.maxJsonDepth;
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined); // as fastify's default parser
+    try {
+      done(null, parseJsonBody(body as string, maxJsonDepth));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   ctx.metrics.instrument(app);
 
   // A callback hook rather than an async one: every request runs it, and outside maintenance it
