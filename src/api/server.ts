@@ -5,7 +5,7 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { ServiceUnavailableError } from '../errors.js';
+import { BadRequestError, ServiceUnavailableError } from '../errors.js';
 import { requestIdOf } from '../http-exchange.js';
 import { VERSION } from '../version.js';
 import type { Config } from '../config.js';
@@ -30,11 +30,26 @@ import { usageRoutes } from './routes/usage.js';
 import { auditRoutes } from './routes/audit.js';
 import { projectionRoutes } from './routes/projections.js';
 
+const duplicateAuthorizationError = () => new BadRequestError('the request has more than one Authorization header; send one', 'duplicate_authorization');
+
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
 
 /** Largest request body (chat requests carry base64 images; files have their own limit, MAX_FILE_SIZE). */
 export const bodyLimitOf = (config: Config) => Math.max(32 * 1024 * 1024, config.files.maxSize);
+
+/** Whether a raw header list (name, value, name, value...) has more than one Authorization field. */
+export function hasDuplicateAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
 
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
@@ -67,6 +82,9 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   // finishes synchronously, without a promise.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // node:http keeps the first of several Authorization fields; which one the client meant is a
+    // guess, so refuse them (the relay's own server does the same).
+    if (hasDuplicateAuthorization(request.raw.rawHeaders)) return done(duplicateAuthorizationError());
     const maintenance = ctx.views.maintenance.state;
     if (!maintenance.enabled) return done();
     const path = request.url.split('?')[0]!;
