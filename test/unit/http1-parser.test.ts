@@ -57,7 +57,7 @@ describe('http1 parser: valid requests', () => {
     },
     {
       name: 'chunked with extensions and trailers',
-      input: 'POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n1;x;q="a \\"b\"\r\n \r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\nOther: u\r\n\r\n',
+      input: 'POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n1;x;q="a \\"b"\r\n \r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\nOther: u\r\n\r\n',
       expected: [{ head: { method: 'POST', headers: { host: 'h', 'transfer-encoding': 'chunked' } }, body: 'hello 0123456789' }],
     },
     {
