@@ -76,6 +76,10 @@ export const EnvSchema = z.object({
   SECRET: z.string({ message: 'SECRET is required: set it to a long random string (it signs tokens and derives encryption keys)' }).min(16, 'SECRET must be at least 16 characters'),
   HOST: z.string().default('0.0.0.0'),
   SERVER_PORT: port(8000),
+  /** Connections the kernel queues for the public port before they are accepted (listen backlog; capped by net.core.somaxconn). */
+  HTTP_LISTEN_BACKLOG: positiveInt(4096),
+  /** Deepest nesting of objects and arrays a JSON request body may have (deeper: 400 json_too_deep). */
+  MAX_JSON_DEPTH: positiveInt(128),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SQLDB_HOST: optionalText,
@@ -110,8 +114,10 @@ export const EnvSchema = z.object({
   DB_CONN_MAX_LIFETIME: duration('1h'),
 
   HTTP_MAX_IDLE_CONNS: positiveInt(100),
-  HTTP_MAX_CONNS_PER_HOST: positiveInt(256),
+  HTTP_MAX_CONNS_PER_HOST: positiveInt(4096),
   HTTP_IDLE_CONN_TIMEOUT: duration('90s'),
+  /** Longest a request waits for a connection to its upstream once HTTP_MAX_CONNS_PER_HOST are busy (then 503 upstream_busy). 0: no limit. */
+  UPSTREAM_QUEUE_TIMEOUT: duration('5s'),
 
   RELAY_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   RELAY_BACKOFF_BASE: duration('100ms'),
@@ -167,7 +173,16 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   secret: string;
-  server: { host: string; port: number; logLevel: Env['LOG_LEVEL']; relayFastPath: boolean };
+  server: {
+    host: string;
+    port: number;
+    logLevel: Env['LOG_LEVEL'];
+    relayFastPath: boolean;
+    /** The listen backlog of the public port (HTTP_LISTEN_BACKLOG). */
+    listenBacklog: number;
+    /** Request bodies nested deeper are refused before parsing (MAX_JSON_DEPTH). */
+    maxJsonDepth: number;
+  };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
   eventStore: { kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
   /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
@@ -194,7 +209,13 @@ export interface Config {
     /** Password guessing: failed logins allowed per email and per client address in a sliding window. */
     loginThrottle: { maxFailuresPerEmail: number; maxFailuresPerIp: number; windowMs: number };
   };
-  upstreamHttp: { maxIdleConns: number; maxConnsPerHost: number; idleConnTimeoutMs: number };
+  upstreamHttp: {
+    maxIdleConns: number;
+    maxConnsPerHost: number;
+    idleConnTimeoutMs: number;
+    /** How long a request may wait for a free connection to its origin (0: no limit). */
+    queueTimeoutMs: number;
+  };
   relay: {
     maxRetries: number;
     backoffBaseMs: number;
@@ -254,7 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dialect = e.SQLDB_DIALECT;
   return {
     secret: e.SECRET,
-    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH },
+    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH, listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH },
     eventStore: e.EVENTSTORE_URL
       ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
       : e.NATS_URL
@@ -287,7 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bootstrapAdmin: { email: e.ADMIN_EMAIL.trim().toLowerCase(), password: e.ADMIN_PASSWORD ?? null },
       loginThrottle: { maxFailuresPerEmail: e.LOGIN_MAX_FAILURES, maxFailuresPerIp: e.LOGIN_MAX_FAILURES_PER_IP, windowMs: e.LOGIN_FAILURE_WINDOW },
     },
-    upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
+    upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT, queueTimeoutMs: e.UPSTREAM_QUEUE_TIMEOUT },
     relay: {
       maxRetries: e.RELAY_MAX_RETRIES,
       backoffBaseMs: e.RELAY_BACKOFF_BASE,

@@ -14,7 +14,7 @@ import type { UpstreamRequest } from '../../src/relay/providers/provider.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
-const HTTP = { maxIdleConns: 10, maxConnsPerHost: 4, idleConnTimeoutMs: 5_000 };
+const HTTP = { maxIdleConns: 10, maxConnsPerHost: 4, idleConnTimeoutMs: 5_000, queueTimeoutMs: 0 };
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
