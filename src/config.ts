@@ -98,6 +98,8 @@ export const EnvSchema = z.object({
   NATS_URL: optionalText,
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only').default('SWITCHYARD'),
   EVENTSTORE_URL: optionalText,
+  /** Recent reads of the embedded log kept for the subscribers reading the same commits (estimated bytes). */
+  EVENT_READ_CACHE_BYTES: size('32MB'),
 
   MAX_FILE_SIZE: size('20MB'),
   FILE_PROCESSING_TIMEOUT: duration('60s'),
@@ -184,7 +186,7 @@ export interface Config {
     maxJsonDepth: number;
   };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
-  eventStore: { kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
+  eventStore: { kind: 'sqlite'; file: string; readCacheBytes: number } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
   /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
   readModels:
     | { kind: 'sqlite'; file: string }
@@ -280,7 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
       : e.NATS_URL
         ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM }
-        : { kind: 'sqlite', file: `${dataDir}/events.db` },
+        : { kind: 'sqlite', file: `${dataDir}/events.db`, readCacheBytes: e.EVENT_READ_CACHE_BYTES },
     readModels: e.SQLDB_HOST
       ? {
           kind: dialect,

@@ -15,7 +15,7 @@ describe('config', () => {
     const c = loadConfig({ SECRET });
     expect(c.server.port).toBe(8000);
     expect(c.metrics).toEqual({ enabled: true, port: 9090 });
-    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db' });
+    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db', readCacheBytes: 32 * 1024 * 1024 });
     expect(c.readModels).toEqual({ kind: 'sqlite', file: './data/readmodels.db' });
     expect(c.counters).toEqual({ kind: 'memory' });
     expect(c.dirs).toEqual({ data: './data', storage: './storage', logs: './logs' });

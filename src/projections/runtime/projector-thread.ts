@@ -35,6 +35,7 @@ serveThread(async ({ config }: { config: Config }) => {
     start: () => runner.start(),
     status: () => runner.status(),
     rebuild: (name: string) => runner.rebuild(name),
+    rebuildTogether: (names: readonly string[]) => runner.rebuildTogether(names),
     /** The thread's id and niceness (null: not lowered). */
     priority: () => priority,
     waitFor: ({ position, options }: { position: number; options: WaitForOptions }) => runner.waitFor(position, options),
