@@ -116,4 +116,9 @@ describe.each([
     if (backlog === null) return; // no ss here: nothing to observe
     expect(backlog).toBe(1234);
   });
+
+  it('documents the new error codes in the OpenAPI document', async () => {
+    const spec = (await call(`${s.url}/openapi.json`)).text;
+    for (const code of ['json_too_deep', 'duplicate_authorization', 'upstream_busy', 'upstream_timeout']) expect(spec).toContain(code);
+  });
 });
