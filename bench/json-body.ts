@@ -8,9 +8,14 @@ import { jsonDepthExceeds } from '../src/api/json-body.js';
 
 const iterations = Number(process.argv[process.argv.indexOf('--iterations') + 1]) || 2_000;
 
-/** A chat request of about `bytes`: several messages of prose with quotes, escapes and brackets. */
-function chatBody(bytes: number): string {
-  const sentence = 'The quick "brown" fox [jumps] over {the} lazy dog, \\ twice. ';
+/** Message text: plain prose (most requests), or dense with quotes, backslashes and brackets (the scan's worst case). */
+const TEXTS = {
+  prose: 'The quick brown fox jumps over the lazy dog, then it naps for a while.\n',
+  quotes: 'The quick "brown" fox [jumps] over {the} lazy dog, \\ twice. ',
+};
+
+/** A chat request of about `bytes`: messages of `sentence` repeated. */
+function chatBody(bytes: number, sentence: string): string {
   const messages: Array<{ role: string; content: string }> = [];
   let size = 0;
   while (size < bytes) {
@@ -28,11 +33,11 @@ function timePerCall(fn: () => unknown): number {
   return Number(process.hrtime.bigint() - t0) / iterations / 1_000; // µs
 }
 
-console.log('body      scan µs   JSON.parse µs   scan/parse');
-for (const bytes of [1_000, 10_000, 100_000, 1_000_000]) {
-  const body = chatBody(bytes);
+console.log('text     body      scan µs   JSON.parse µs   scan/parse');
+for (const [kind, sentence] of Object.entries(TEXTS)) for (const bytes of [1_000, 10_000, 100_000, 1_000_000]) {
+  const body = chatBody(bytes, sentence);
   if (jsonDepthExceeds(body, 128)) throw new Error('unexpected: too deep');
   const scan = timePerCall(() => jsonDepthExceeds(body, 128));
   const parse = timePerCall(() => JSON.parse(body));
-  console.log(`${(body.length / 1000).toFixed(0).padStart(5)} KB  ${scan.toFixed(2).padStart(8)}  ${parse.toFixed(2).padStart(14)}  ${(scan / parse).toFixed(3).padStart(10)}`);
+  console.log(`${kind.padEnd(7)} ${(body.length / 1000).toFixed(0).padStart(5)} KB  ${scan.toFixed(2).padStart(8)}  ${parse.toFixed(2).padStart(14)}  ${(scan / parse).toFixed(3).padStart(10)}`);
 }
