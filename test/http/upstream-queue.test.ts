@@ -6,9 +6,52 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
+import { readModelConfig } from '../support/databases.js';
 import { createChannel, usageEvents } from '../support/relay.js';
+import { uniqueSuffix } from '../support/services.js';
+
+const services = inject('services');
+const urls = inject('serviceUrls');
+
+/** Embedded, and distributed (NATS, MariaDB, Redis) where those run: the usage event travels differently. */
+const MODES = [
+  { name: 'embedded', enabled: true, env: () => ({ env: {} as Record<string, string>, cleanup: async () => undefined }) },
+  {
+    name: 'distributed',
+    enabled: services.nats && services.mysql && services.redis,
+    env: () => {
+      const suffix = uniqueSuffix();
+      const stream = `SYTEST_${suffix}`;
+      const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
+      const redis = new URL(urls.redis);
+      if (db.kind !== 'mysql') throw new Error('expected a MariaDB read model');
+      return {
+        env: {
+          NATS_URL: urls.nats,
+          NATS_STREAM: stream,
+          SQLDB_HOST: db.host,
+          SQLDB_PORT: String(db.port),
+          SQLDB_USER: db.user,
+          SQLDB_PASSWORD: db.password,
+          SQLDB_NAME: db.database,
+          CACHE_HOST: redis.hostname,
+          CACHE_PORT: redis.port || '6379',
+          CACHE_PREFIX: `sytest:${suffix}:`,
+        } as Record<string, string>,
+        cleanup: async () => {
+          await dropDatabase();
+          const nc = await connect({ servers: urls.nats });
+          await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
+          await nc.close();
+        },
+      };
+    },
+  },
+];
 
 const COMPLETION = JSON.stringify({
   id: 'c1',
@@ -57,18 +100,24 @@ async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, w
   }
 }
 
-describe('upstream pool queue: fail fast past UPSTREAM_QUEUE_TIMEOUT', () => {
+describe.each(MODES.map((m) => [m.name, m] as const))('upstream pool queue: fail fast past UPSTREAM_QUEUE_TIMEOUT (%s)', (_name, mode) => {
   let s: RunningApp;
   let upstream: Awaited<ReturnType<typeof startHoldingUpstream>>;
+  let cleanup: () => Promise<void> = async () => undefined;
 
   beforeAll(async () => {
+    if (!mode.enabled) return;
     upstream = await startHoldingUpstream();
-    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', HTTP_MAX_CONNS_PER_HOST: '2', UPSTREAM_QUEUE_TIMEOUT: '1500ms', RELAY_MAX_RETRIES: '2', RELAY_BACKOFF_BASE: '1ms' });
+    const { env, cleanup: drop } = mode.env();
+    cleanup = drop;
+    s = await startApp({ ...env, HEALTH_CHECK_ENABLED: 'false', HTTP_MAX_CONNS_PER_HOST: '2', UPSTREAM_QUEUE_TIMEOUT: '1500ms', RELAY_MAX_RETRIES: '2', RELAY_BACKOFF_BASE: '1ms' });
     await createChannel(s, { type: 'openai', name: 'held', base_url: upstream.origin, models: ['m'] });
   });
   afterAll(async () => {
+    if (!mode.enabled) return;
     await s.close();
     await upstream.close();
+    await cleanup();
   });
 
   const chat = (id: string) =>
@@ -76,7 +125,7 @@ describe('upstream pool queue: fail fast past UPSTREAM_QUEUE_TIMEOUT', () => {
   const metrics = async () => (await fetch(`${s.metricsUrl}/metrics`)).text();
   const sample = (text: string, name: string) => Number(new RegExp(`^${name}\\{origin="${upstream.origin}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
 
-  it('N+1 concurrent requests: the extra one waits in the queue (metric), then gets 503 upstream_busy with Retry-After', async () => {
+  it.skipIf(!mode.enabled)('N+1 concurrent requests: the extra one waits in the queue (metric), then gets 503 upstream_busy with Retry-After', async () => {
     const first = [chat('held-1'), chat('held-2')];
     await until(() => upstream.received, (n) => n === 2, 'two held upstream requests');
 
@@ -105,7 +154,7 @@ describe('upstream pool queue: fail fast past UPSTREAM_QUEUE_TIMEOUT', () => {
     expect(usage.find((e) => e.request_id === 'held-1')).toMatchObject({ status: 200 });
   });
 
-  it('a request queued behind busy connections gets the next free one (FIFO), without an error', async () => {
+  it.skipIf(!mode.enabled)('a request queued behind busy connections gets the next free one (FIFO), without an error', async () => {
     const first = [chat('fifo-1'), chat('fifo-2')];
     await until(() => upstream.received, (n) => n === 4, 'two more held upstream requests');
     const third = chat('fifo-3');
