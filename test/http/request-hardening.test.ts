@@ -4,7 +4,9 @@
  *  - Bodies nested deeper than MAX_JSON_DEPTH: 400 json_too_deep before parsing (~5,000 levels in
  *    10 KB used to overflow the stack while the upstream request was built: 500).
  *  - Two Authorization fields: 400 duplicate_authorization (the fast path said 401, fastify 200).
+ * And both listen with HTTP_LISTEN_BACKLOG (Node's default, 511, overflowed at 5,000 connections).
  */
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
@@ -36,6 +38,16 @@ function rawExchange(url: string, bytes: string, count: number): Promise<string>
   });
 }
 
+/** The backlog of a listening TCP socket, as the kernel reports it (ss: Send-Q of a LISTEN socket); null without ss. */
+function backlogOf(url: string): number | null {
+  try {
+    const out = execFileSync('ss', ['-ltnH', `sport = :${new URL(url).port}`], { encoding: 'utf8' });
+    return Number(out.trim().split(/\s+/)[2]);
+  } catch {
+    return null;
+  }
+}
+
 describe.each([
   ['relay HTTP/1.1 server', 'true'],
   ['fastify', 'false'],
@@ -45,7 +57,7 @@ describe.each([
 
   beforeAll(async () => {
     upstream = await startOpenAiFake();
-    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_FAST_PATH: fastPath, MAX_JSON_DEPTH: '64' });
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_FAST_PATH: fastPath, MAX_JSON_DEPTH: '64', HTTP_LISTEN_BACKLOG: '1234' });
     await createChannel(s, { type: 'openai', name: 'deep', base_url: upstream.baseUrl, models: ['m'] });
   });
   afterAll(async () => {
@@ -97,5 +109,16 @@ describe.each([
     // On an admin route too (always fastify).
     const admin = await rawExchange(s.url, `GET /v1/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.userToken}\r\nAuthorization: Bearer ${s.userToken}\r\n\r\n`, 1);
     expect(admin).toMatch(/^HTTP\/1\.1 400 [\s\S]*"code":"duplicate_authorization"/);
+  });
+
+  it('listens with HTTP_LISTEN_BACKLOG', () => {
+    const backlog = backlogOf(s.url);
+    if (backlog === null) return; // no ss here: nothing to observe
+    expect(backlog).toBe(1234);
+  });
+
+  it('documents the new error codes in the OpenAPI document', async () => {
+    const spec = (await call(`${s.url}/openapi.json`)).text;
+    for (const code of ['json_too_deep', 'duplicate_authorization', 'upstream_busy', 'upstream_timeout']) expect(spec).toContain(code);
   });
 });

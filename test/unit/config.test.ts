@@ -26,6 +26,9 @@ describe('config', () => {
     expect(c.auth.mfaEnabled).toBe(false);
     expect(c.files.maxSize).toBe(20 * 1024 * 1024);
     expect([c.projectorsThread, c.projectorsNice]).toEqual([true, 10]);
+    // Scale defaults (docs/decisions/0040) and request bounds.
+    expect(c.upstreamHttp).toEqual({ maxIdleConns: 100, maxConnsPerHost: 4096, idleConnTimeoutMs: 90_000, queueTimeoutMs: 5_000 });
+    expect([c.server.listenBacklog, c.server.maxJsonDepth]).toEqual([4096, 128]);
   });
 
   it('switches each store to its server when configured', () => {
