@@ -152,6 +152,10 @@ export const EnvSchema = z.object({
   PROJECTORS_THREAD: bool(true),
   /** The projector thread's niceness (Linux; 0: as the serving thread). */
   PROJECTORS_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /** Longest wait (ms) before journaled usage events are written and fdatasync'ed together. */
+  USAGE_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(1000).default(5),
+  /** Usage journal segment size before a new file is started. */
+  USAGE_JOURNAL_SEGMENT_SIZE: size('4MB'),
   METRICS_ENABLED: bool(true),
   METRICS_PORT: port(9090),
   STORAGE_TYPE: z.enum(['local']).default('local'),
@@ -229,6 +233,8 @@ export interface Config {
   /** That thread's niceness (PROJECTORS_NICE): background work yields a core to requests. */
   projectorsNice: number;
   metrics: { enabled: boolean; port: number };
+  /** The durable journal of usage events under DATA_DIR/usage-journal (docs/decisions/0020). */
+  usageJournal: { fsyncMs: number; segmentBytes: number };
   dirs: { data: string; storage: string; logs: string };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
@@ -312,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorsThread: e.PROJECTORS_THREAD,
     projectorsNice: e.PROJECTORS_NICE,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
+    usageJournal: { fsyncMs: e.USAGE_JOURNAL_FSYNC_MS, segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };
