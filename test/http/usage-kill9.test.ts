@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { Agent } from 'undici';
+import { Agent, fetch } from 'undici';
 import { describe, expect, inject, it } from 'vitest';
 import { call, startApp, TEST_ADMIN, TEST_SECRET } from '../support/app.js';
 import { readModelConfig } from '../support/databases.js';
@@ -81,7 +81,7 @@ async function load(url: string, key: string, stopped: { value: boolean }, concu
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': id },
           body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream }),
           dispatcher,
-        } as RequestInit);
+        });
         const text = await res.text();
         const complete = stream ? text.endsWith('data: [DONE]\n\n') : (JSON.parse(text) as { object?: string }).object === 'chat.completion';
         if (res.status === 200 && complete) answered.push(id);
