@@ -101,6 +101,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // served, when billingView has started.
   const usage = new UsagePublisher(store, logger, {
     journalDir: join(config.dirs.data, 'usage-journal'),
+    journalWait: config.usageJournal.wait,
     journalFsyncMs: config.usageJournal.fsyncMs,
     journalSegmentBytes: config.usageJournal.segmentBytes,
     legacySpoolDir: join(config.dirs.data, 'spool'),

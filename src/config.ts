@@ -152,8 +152,10 @@ export const EnvSchema = z.object({
   PROJECTORS_THREAD: bool(true),
   /** The projector thread's niceness (Linux; 0: as the serving thread). */
   PROJECTORS_NICE: z.coerce.number().int().min(0).max(19).default(10),
-  /** Longest wait (ms) before journaled usage events are written and fdatasync'ed together. */
-  USAGE_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(1000).default(5),
+  /** What an answer waits for: its usage event written to the OS (survives kill -9) or also fdatasync'ed (survives power loss). */
+  USAGE_JOURNAL_WAIT: z.enum(['write', 'fsync']).default('write'),
+  /** fsync: longest wait (ms) before a group commit; write: longest time between fdatasyncs. */
+  USAGE_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(10_000).default(5),
   /** Usage journal segment size before a new file is started. */
   USAGE_JOURNAL_SEGMENT_SIZE: size('4MB'),
   METRICS_ENABLED: bool(true),
@@ -234,7 +236,7 @@ export interface Config {
   projectorsNice: number;
   metrics: { enabled: boolean; port: number };
   /** The durable journal of usage events under DATA_DIR/usage-journal (docs/decisions/0020). */
-  usageJournal: { fsyncMs: number; segmentBytes: number };
+  usageJournal: { wait: 'write' | 'fsync'; fsyncMs: number; segmentBytes: number };
   dirs: { data: string; storage: string; logs: string };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
@@ -318,7 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorsThread: e.PROJECTORS_THREAD,
     projectorsNice: e.PROJECTORS_NICE,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
-    usageJournal: { fsyncMs: e.USAGE_JOURNAL_FSYNC_MS, segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
+    usageJournal: { wait: e.USAGE_JOURNAL_WAIT, fsyncMs: e.USAGE_JOURNAL_FSYNC_MS, segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };

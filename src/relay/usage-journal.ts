@@ -1,11 +1,13 @@
 /**
  * The durable local journal of usage events (docs/decisions/0020-usage-journal.md).
  *
- * Every usage event is written here, and made durable (write + fdatasync), before the relay lets
- * the last bytes of its answer go: a process killed at any moment leaves each answered request's
- * event either in the log or in this journal. Writes are group-committed: entries arriving within
- * `fsyncMs` of each other share one write and one fdatasync, run on libuv's thread pool so the
- * serving thread never waits on the disk. At most one commit is in flight.
+ * Every usage event is written here before the relay lets the last bytes of its answer go: a
+ * process killed at any moment leaves each answered request's event either in the log or in this
+ * journal. Writes are group-committed. With `wait: 'fsync'`, entries arriving within `fsyncMs` of
+ * each other share one write and one fdatasync, run on libuv's thread pool (at most one commit in
+ * flight), and an answer waits for both. With `wait: 'write'`, the entries of one event-loop turn
+ * share one write to the operating system, which is all an answer waits for (the page cache
+ * outlives the process), and an fdatasync follows within `fsyncMs`.
  *
  * Layout, under DATA_DIR/usage-journal:
  * - `<owner>.lock`: the owning process (pid, host, start); its mtime is a heartbeat.
@@ -15,7 +17,7 @@
  *   processes starting together cannot both claim it) and replays.
  * - `dead-letter.jsonl`: events that failed validation (never sent to the log).
  */
-import { close, closeSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, write, writeFileSync, appendFileSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, writeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, write, writeFileSync, appendFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { UsageData } from '../commands/usage/events.js';
@@ -49,7 +51,13 @@ export interface UsageJournalOptions {
   dir: string;
   /** The owner id: this process's journal and stream suffix (hex, no dashes). */
   owner: string;
-  /** Longest wait before a group commit (0: as soon as the previous commit is done). */
+  /**
+   * What an entry's `append` waits for: `fsync`, its group's write and fdatasync (survives power
+   * loss); `write`, its group's write to the operating system (survives the process being killed,
+   * kill -9 included, not a power loss or kernel crash), with an fdatasync every `fsyncMs` after.
+   */
+  wait: 'write' | 'fsync';
+  /** `fsync`: longest wait before a group commit (0: as soon as the previous one is done). `write`: longest time between fdatasyncs. */
   fsyncMs: number;
   /** A segment past this size is closed and a new one started. */
   segmentBytes: number;
@@ -72,8 +80,11 @@ export class UsageJournal {
   private segmentNumber = 0;
   private readonly segments = new Set<Segment>();
   private pending: { text: string; entries: JournalEntry[]; waiters: Array<(error?: Error) => void> } = { text: '', entries: [], waiters: [] };
-  private timer: NodeJS.Timeout | null = null;
+  private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
   private committing = false;
+  private syncTimer: NodeJS.Timeout | null = null;
+  private syncing = false;
+  private dirty = false;
   private heartbeat: NodeJS.Timeout | null = null;
   /** Entries journaled and not yet acknowledged by the log. */
   depth = 0;
@@ -134,7 +145,8 @@ export class UsageJournal {
   /** Waits for every pending write, stops the heartbeat; removes the lock and all segments if everything was acknowledged. */
   async close(): Promise<void> {
     if (this.timer) {
-      clearTimeout(this.timer);
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
       this.timer = null;
     }
     while (this.committing || this.pending.entries.length > 0) {
@@ -142,7 +154,12 @@ export class UsageJournal {
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
     if (this.heartbeat) clearInterval(this.heartbeat);
-    if (this.fd !== null) closeSync(this.fd);
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    while (this.syncing) await new Promise((resolve) => setTimeout(resolve, 1));
+    if (this.fd !== null) {
+      fdatasyncSync(this.fd);
+      closeSync(this.fd);
+    }
     this.fd = null;
     if (this.depth === 0) {
       for (const segment of this.segments) removeFile(segment.file);
@@ -193,6 +210,14 @@ export class UsageJournal {
 
   private scheduleCommit() {
     if (this.timer || this.committing) return;
+    if (this.options.wait === 'write') {
+      // Everything that finished in this turn of the event loop shares one write.
+      this.timer = setImmediate(() => {
+        this.timer = null;
+        this.commit();
+      });
+      return;
+    }
     this.timer = setTimeout(() => {
       this.timer = null;
       this.commit();
@@ -203,29 +228,62 @@ export class UsageJournal {
     const batch = this.pending;
     if (batch.entries.length === 0) return;
     this.pending = { text: '', entries: [], waiters: [] };
-    this.committing = true;
     const segment = this.segmentFor();
     const bytes = Buffer.from(batch.text);
-    const done = (error: Error | null) => {
-      this.committing = false;
-      this.commits++;
-      if (error === null) {
-        segment.bytes += bytes.length;
-        for (const entry of batch.entries) {
-          entry.segment = segment;
-          segment.lines++;
-          if (entry.acked) segment.acked++;
-        }
-        if (segment.bytes >= this.options.segmentBytes) this.rotate();
-        this.dropIfDone(segment);
+    if (this.options.wait === 'write') {
+      // A small write to the page cache: microseconds, so on this thread. It survives the
+      // process being killed; the fdatasync that follows (off this thread) survives power loss.
+      let error: Error | null = null;
+      try {
+        writeAllSync(this.fd!, bytes);
+      } catch (e) {
+        error = e as Error;
       }
-      for (const waiter of batch.waiters) waiter(error ?? undefined);
-      if (this.pending.entries.length > 0) this.scheduleCommit();
-    };
+      this.committed(batch, segment, bytes.length, error);
+      if (error === null) this.syncSoon();
+      return;
+    }
+    this.committing = true;
     writeAll(this.fd!, bytes, (error) => {
-      if (error) return done(error);
-      fdatasync(this.fd!, (syncError) => done(syncError));
+      if (error) return this.committed(batch, segment, bytes.length, error);
+      fdatasync(this.fd!, (syncError) => this.committed(batch, segment, bytes.length, syncError));
     });
+  }
+
+  private committed(batch: { entries: JournalEntry[]; waiters: Array<(error?: Error) => void> }, segment: Segment, length: number, error: Error | null) {
+    this.committing = false;
+    this.commits++;
+    if (error === null) {
+      segment.bytes += length;
+      for (const entry of batch.entries) {
+        entry.segment = segment;
+        segment.lines++;
+        if (entry.acked) segment.acked++;
+      }
+      if (segment.bytes >= this.options.segmentBytes) this.rotate();
+      this.dropIfDone(segment);
+    }
+    for (const waiter of batch.waiters) waiter(error ?? undefined);
+    if (this.pending.entries.length > 0) this.scheduleCommit();
+  }
+
+  /** `wait: 'write'`: an fdatasync at most every `fsyncMs`, in the background. */
+  private syncSoon() {
+    if (this.syncTimer !== null || this.syncing) {
+      this.dirty = true;
+      return;
+    }
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = null;
+      if (this.fd === null) return;
+      this.syncing = true;
+      this.dirty = false;
+      fdatasync(this.fd, () => {
+        this.syncing = false;
+        if (this.dirty) this.syncSoon();
+      });
+    }, this.options.fsyncMs);
+    this.syncTimer.unref();
   }
 
   private segmentFor(): Segment {
@@ -242,7 +300,10 @@ export class UsageJournal {
     const fd = this.fd;
     this.fd = null;
     this.current = null;
-    if (fd !== null) close(fd, () => undefined);
+    if (fd === null) return;
+    // Once per segment (megabytes): the file is complete on disk before it is let go.
+    fdatasyncSync(fd);
+    closeSync(fd);
   }
 
   private dropIfDone(segment: Segment) {
@@ -250,6 +311,11 @@ export class UsageJournal {
     this.segments.delete(segment);
     removeFile(segment.file);
   }
+}
+
+function writeAllSync(fd: number, bytes: Buffer) {
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }
 
 function writeAll(fd: number, bytes: Buffer, callback: (error: Error | null) => void, offset = 0) {

@@ -29,7 +29,9 @@ import { readJournalFile, UsageJournal, type JournalEntry, type JournalLine } fr
 export interface UsagePublisherOptions {
   /** The journal directory (DATA_DIR/usage-journal). */
   journalDir: string;
-  /** Longest wait before a group commit of the journal (USAGE_JOURNAL_FSYNC_MS). */
+  /** What an answer waits for (USAGE_JOURNAL_WAIT): see UsageJournalOptions.wait. */
+  journalWait?: 'write' | 'fsync';
+  /** USAGE_JOURNAL_FSYNC_MS: see UsageJournalOptions.fsyncMs. */
   journalFsyncMs?: number;
   /** Journal segment size before rotation (USAGE_JOURNAL_SEGMENT_BYTES). */
   journalSegmentBytes?: number;
@@ -79,7 +81,7 @@ export class UsagePublisher {
     private readonly logger: Logger,
     private readonly options: UsagePublisherOptions,
   ) {
-    this.journal = new UsageJournal({ dir: options.journalDir, owner: this.owner, fsyncMs: options.journalFsyncMs ?? 5, segmentBytes: options.journalSegmentBytes ?? 4 * 1024 * 1024 });
+    this.journal = new UsageJournal({ dir: options.journalDir, owner: this.owner, wait: options.journalWait ?? 'write', fsyncMs: options.journalFsyncMs ?? 5, segmentBytes: options.journalSegmentBytes ?? 4 * 1024 * 1024 });
     this.journal.open();
   }
 

@@ -169,9 +169,9 @@ describe('usage publisher', () => {
     await second.close();
   });
 
-  it('group-commits: many events published together share a few journal writes', async () => {
+  it.each(['write', 'fsync'] as const)('group-commits (wait %s): many events published together share a few journal writes', async (wait) => {
     const journalDir = join(dir, 'journal');
-    const publisher = new UsagePublisher(store, logger, { journalDir, journalFsyncMs: 20, flushIntervalMs: 1000, minCommitIntervalMs: 1000 });
+    const publisher = new UsagePublisher(store, logger, { journalDir, journalWait: wait, journalFsyncMs: 20, flushIntervalMs: 1000, minCommitIntervalMs: 1000 });
     await Promise.all(Array.from({ length: 200 }, (_, i) => publisher.publish(usage(i))));
     expect(journaled(journalDir)).toHaveLength(200);
     expect(publisher.journalCommits).toBeLessThanOrEqual(2);
@@ -181,7 +181,7 @@ describe('usage publisher', () => {
 
   it('rotates segments and removes each one once the log has all of its events', async () => {
     const journalDir = join(dir, 'journal');
-    const publisher = new UsagePublisher(store, logger, { journalDir, journalFsyncMs: 0, journalSegmentBytes: 2000, flushIntervalMs: 1, minCommitIntervalMs: 1 });
+    const publisher = new UsagePublisher(store, logger, { journalDir, journalWait: 'fsync', journalFsyncMs: 0, journalSegmentBytes: 2000, flushIntervalMs: 1, minCommitIntervalMs: 1 });
     const segments = new Set<string>();
     for (let i = 0; i < 40; i++) {
       await publisher.publish(usage(i));
