@@ -154,8 +154,8 @@ export const EnvSchema = z.object({
   PROJECTORS_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** What an answer waits for: its usage event written to the OS (survives kill -9) or also fdatasync'ed (survives power loss). */
   USAGE_JOURNAL_WAIT: z.enum(['write', 'fsync']).default('write'),
-  /** fsync: longest wait (ms) before a group commit; write: longest time between fdatasyncs. */
-  USAGE_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(10_000).default(5),
+  /** write: longest time (ms) between fdatasyncs (default 1000); fsync: longest wait before a group commit (default 2). */
+  USAGE_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   /** Usage journal segment size before a new file is started. */
   USAGE_JOURNAL_SEGMENT_SIZE: size('4MB'),
   METRICS_ENABLED: bool(true),
@@ -320,7 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorsThread: e.PROJECTORS_THREAD,
     projectorsNice: e.PROJECTORS_NICE,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
-    usageJournal: { wait: e.USAGE_JOURNAL_WAIT, fsyncMs: e.USAGE_JOURNAL_FSYNC_MS, segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
+    usageJournal: { wait: e.USAGE_JOURNAL_WAIT, fsyncMs: e.USAGE_JOURNAL_FSYNC_MS ?? (e.USAGE_JOURNAL_WAIT === 'write' ? 1000 : 2), segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };

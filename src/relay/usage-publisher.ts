@@ -81,7 +81,7 @@ export class UsagePublisher {
     private readonly logger: Logger,
     private readonly options: UsagePublisherOptions,
   ) {
-    this.journal = new UsageJournal({ dir: options.journalDir, owner: this.owner, wait: options.journalWait ?? 'write', fsyncMs: options.journalFsyncMs ?? 5, segmentBytes: options.journalSegmentBytes ?? 4 * 1024 * 1024 });
+    this.journal = new UsageJournal({ dir: options.journalDir, owner: this.owner, wait: options.journalWait ?? 'write', fsyncMs: options.journalFsyncMs ?? ((options.journalWait ?? 'write') === 'write' ? 1000 : 2), segmentBytes: options.journalSegmentBytes ?? 4 * 1024 * 1024 });
     this.journal.open();
   }
 

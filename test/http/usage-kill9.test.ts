@@ -212,6 +212,10 @@ describe('kill -9 under load: every answered request has exactly one usage event
     await scenario({});
   }, 60_000);
 
+  it('embedded, answers waiting for the fdatasync (USAGE_JOURNAL_WAIT=fsync)', async () => {
+    await scenario({ USAGE_JOURNAL_WAIT: 'fsync' });
+  }, 60_000);
+
   it.skipIf(!distributed)('NATS + MariaDB + Redis', async () => {
     const { env, dispose } = distributedEnv(urls.nats);
     try {
