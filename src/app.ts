@@ -98,8 +98,17 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // sees a request's cost at once; the views here skip them when the log hands them back, so the
   // serving thread never parses its own usage commits (only the billing view folds usage events).
   // The publisher comes first for its stream name; `beforeAppend` first runs once requests are
-  // served (or the spool is replayed at usage.start()), when billingView has started.
-  const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool'), beforeAppend: (data) => foldUsage(billingView.state, data) });
+  // served, when billingView has started.
+  const usage = new UsagePublisher(store, logger, {
+    journalDir: join(config.dirs.data, 'usage-journal'),
+    journalWait: config.usageJournal.wait,
+    journalFsyncMs: config.usageJournal.fsyncMs,
+    journalSegmentBytes: config.usageJournal.segmentBytes,
+    legacySpoolDir: join(config.dirs.data, 'spool'),
+    beforeAppend: (data) => foldUsage(billingView.state, data),
+    onDeadLetter: () => metrics.usageDeadLettered.inc(),
+  });
+  metrics.watchUsagePublisher(usage);
   const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream };
   const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger, ownUsage);
   const secrets = new SecretBox(config.secret);

@@ -160,6 +160,12 @@ export const EnvSchema = z.object({
   PROJECTORS_THREAD: bool(true),
   /** The projector thread's niceness (Linux; 0: as the serving thread). */
   PROJECTORS_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /** What an answer waits for: its usage event written to the OS (survives kill -9) or also fdatasync'ed (survives power loss). */
+  USAGE_JOURNAL_WAIT: z.enum(['write', 'fsync']).default('write'),
+  /** write: longest time (ms) between fdatasyncs (default 1000); fsync: longest wait before a group commit (default 2). */
+  USAGE_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(60_000).optional(),
+  /** Usage journal segment size before a new file is started. */
+  USAGE_JOURNAL_SEGMENT_SIZE: size('4MB'),
   METRICS_ENABLED: bool(true),
   METRICS_PORT: port(9090),
   STORAGE_TYPE: z.enum(['local']).default('local'),
@@ -252,6 +258,8 @@ export interface Config {
   /** That thread's niceness (PROJECTORS_NICE): background work yields a core to requests. */
   projectorsNice: number;
   metrics: { enabled: boolean; port: number };
+  /** The durable journal of usage events under DATA_DIR/usage-journal (docs/decisions/0020). */
+  usageJournal: { wait: 'write' | 'fsync'; fsyncMs: number; segmentBytes: number };
   dirs: { data: string; storage: string; logs: string };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
@@ -335,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorsThread: e.PROJECTORS_THREAD,
     projectorsNice: e.PROJECTORS_NICE,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
+    usageJournal: { wait: e.USAGE_JOURNAL_WAIT, fsyncMs: e.USAGE_JOURNAL_FSYNC_MS ?? (e.USAGE_JOURNAL_WAIT === 'write' ? 1000 : 2), segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };

@@ -192,10 +192,10 @@ export class ChatEndpoint {
       else body = applied;
     }
     // The tenant switched its relay API off: API keys are refused (recorded); the UI is not.
-    if (key && !ctx.billing.settings(key.tenantId).relay_api_enabled) ctx.relay.reject(request, caller, relayDisabledError(), body);
-    if (presetFailure) ctx.relay.reject(request, caller, presetFailure, body);
+    if (key && !ctx.billing.settings(key.tenantId).relay_api_enabled) await ctx.relay.reject(request, caller, relayDisabledError(), body);
+    if (presetFailure) await ctx.relay.reject(request, caller, presetFailure, body);
     const parsed = parseChatRequest(body);
-    if (parsed.error) ctx.relay.reject(request, caller, parsed.error, body);
+    if (parsed.error) await ctx.relay.reject(request, caller, parsed.error, body);
     const input = parsed.value!;
     try {
       if (key) await this.applyKey(request, response, caller, key, input);
@@ -203,7 +203,7 @@ export class ChatEndpoint {
       else ctx.billing.admit(caller, routedModel(input.model, input));
     } catch (error) {
       // Refused by the key's rules or by billing: still one usage event, then the documented answer.
-      if (error instanceof AppError) ctx.relay.reject(request, caller, error, input);
+      if (error instanceof AppError) await ctx.relay.reject(request, caller, error, input);
       throw error;
     }
     await ctx.relay.chatCompletions(request, response, input, caller);

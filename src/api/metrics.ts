@@ -76,6 +76,41 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly usageDeadLettered = new Counter({
+    name: 'switchyard_usage_dead_lettered_total',
+    help: 'Usage events that failed validation and went to the dead-letter file instead of the log (alert on > 0)',
+    registers: [this.registry],
+  });
+
+  /** The usage journal's gauges and the appended-events counter, read from the publisher at scrape. */
+  watchUsagePublisher(publisher: { depth: number; journalBytes: number; published: number }) {
+    new Gauge({
+      name: 'switchyard_usage_journal_depth',
+      help: 'Usage events journaled and not yet appended to the log (grows while the bus is down)',
+      registers: [this.registry],
+      collect() {
+        this.set(publisher.depth);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_usage_journal_bytes',
+      help: "Bytes of this process's usage journal segments",
+      registers: [this.registry],
+      collect() {
+        this.set(publisher.journalBytes);
+      },
+    });
+    new Counter({
+      name: 'switchyard_usage_events_appended_total',
+      help: 'Usage events this process appended to the log',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(publisher.published);
+      },
+    });
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
   }

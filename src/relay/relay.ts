@@ -21,6 +21,7 @@ import { SSE_DONE, sseData } from './sse.js';
 import { countPromptTokens, countTokens } from './tokens.js';
 import type { UpstreamHeaders, UpstreamPools, UpstreamResponse } from './upstream-pool.js';
 import type { UsagePublisher } from './usage-publisher.js';
+import { HeldBackResponse } from './held-response.js';
 
 /** Who is calling the relay, as authentication resolved it. */
 export interface RelayCaller {
@@ -248,13 +249,14 @@ export class Relay {
   }
 
   /** A request refused before any upstream call (invalid body): recorded, then thrown. */
-  reject(request: HttpRequestLike, caller: RelayCaller, error: AppError, rawBody: unknown): never {
+  async reject(request: HttpRequestLike, caller: RelayCaller, error: AppError, rawBody: unknown): Promise<never> {
     const body = (rawBody ?? {}) as { model?: unknown; stream?: unknown };
     const usage = this.newUsage(request, caller, typeof body.model === 'string' ? body.model : '', body.stream === true, new Date());
     usage.status = error.status;
     usage.error_code = error.code;
     caller.onFinish?.(usage);
-    this.deps.usage.publish(usage);
+    // The error answer goes once the usage event is durable, like every answer.
+    await this.deps.usage.publish(usage);
     throw error;
   }
 
@@ -282,7 +284,10 @@ export class Relay {
     };
   }
 
-  async chatCompletions(request: HttpRequestLike, response: RelayResponse, input: ChatCompletionRequest, caller: RelayCaller): Promise<void> {
+  async chatCompletions(request: HttpRequestLike, clientResponse: RelayResponse, input: ChatCompletionRequest, caller: RelayCaller): Promise<void> {
+    // The one place answers wait for their usage event: see HeldBackResponse. (Error answers are
+    // rendered by the server after this returns, so they wait too.)
+    const response = new HeldBackResponse(clientResponse);
     const startedAt = new Date();
     const t0 = performance.now();
     const usage = this.newUsage(request, caller, input.model, input.stream === true, startedAt);
@@ -318,7 +323,8 @@ export class Relay {
       }
       usage.latency_ms = Math.round((performance.now() - t0) * 100) / 100;
       caller.onFinish?.(usage);
-      this.deps.usage.publish(usage);
+      await this.deps.usage.publish(usage);
+      response.release();
     }
   }
 
@@ -351,7 +357,7 @@ export class Relay {
 
   private async attempt(
     request: HttpRequestLike,
-    response: RelayResponse,
+    response: HeldBackResponse,
     body: ChatCompletionRequest,
     candidates: Candidate[],
     meta: ResponseMeta,
@@ -448,7 +454,7 @@ export class Relay {
   }
 
   private async sendCompletion(
-    response: RelayResponse,
+    response: HeldBackResponse,
     upstream: UpstreamResponse,
     provider: Provider,
     ctx: ProviderContext,
@@ -479,7 +485,7 @@ export class Relay {
   }
 
   private async pipeStream(
-    response: RelayResponse,
+    response: HeldBackResponse,
     upstream: UpstreamResponse,
     provider: Provider,
     ctx: ProviderContext,
@@ -502,6 +508,16 @@ export class Relay {
       if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
       if (!response.write(text)) await response.drained();
     };
+    // The final text (with its [DONE]) is held until the usage event is durable.
+    const writeLast = (text: string) => {
+      if (!text || response.closed) return;
+      if (!started) {
+        started = true;
+        response.start(200, SSE_HEADERS);
+      }
+      if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
+      response.writeLast(text);
+    };
     try {
       for await (const chunk of upstream.body) await write(converter.push(chunk));
       let tail = converter.end();
@@ -517,7 +533,7 @@ export class Relay {
         usage.error_code = outcome.error.code || 'upstream_stream_error';
         this.deps.health.failure(ctx.channel, outcome.error.message, requestId);
       }
-      await write(tail);
+      writeLast(tail);
     } catch (error) {
       if (response.closed) {
         const outcome = converter.outcome();
@@ -538,7 +554,7 @@ export class Relay {
       usage.error_code = code;
       this.deps.health.failure(ctx.channel, fault?.message ?? 'upstream stream interrupted', requestId);
       const message = fault?.message ?? 'the upstream stream was interrupted';
-      await write(sseData({ error: { message, type: 'upstream_error', code, param: null } }) + SSE_DONE).catch(() => undefined);
+      writeLast(sseData({ error: { message, type: 'upstream_error', code, param: null } }) + SSE_DONE);
     } finally {
       if (started && !response.closed) response.end();
     }

@@ -1,9 +1,12 @@
 /**
- * Usage publishing never loses an event: batches go to the log as single commits; while the store
- * is failing they spool to disk and are published once it answers again, also by the next process.
+ * Usage publishing never loses an event: each is durable in the local journal before publish
+ * resolves (group-committed); batches go to the log as single commits; while the store is failing
+ * they wait in the journal and go once it answers again, or are replayed, exactly once, by the
+ * next process.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -51,6 +54,13 @@ async function recorded(store: EventStore) {
   return (await store.readAll({ after: 0, limit: 10_000 })).flatMap((c) => c.events).map((e) => (e.data as UsageData).request_id);
 }
 
+/** The lines in every journal segment under `dir`. */
+function journaled(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl') && f !== 'dead-letter.jsonl')
+    .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean));
+}
+
 async function eventually(check: () => Promise<boolean>, ms = 5000) {
   const deadline = Date.now() + ms;
   while (!(await check())) {
@@ -72,8 +82,8 @@ describe('usage publisher', () => {
   });
 
   it('appends many requests as few commits, in order', async () => {
-    const publisher = new UsagePublisher(store, logger, { spoolDir: join(dir, 'spool'), flushIntervalMs: 50 });
-    for (let i = 0; i < 120; i++) publisher.publish(usage(i));
+    const publisher = new UsagePublisher(store, logger, { journalDir: join(dir, 'journal'), flushIntervalMs: 50 });
+    for (let i = 0; i < 120; i++) void publisher.publish(usage(i));
     await publisher.close();
     const commits = await store.readAll({ after: 0 });
     expect(commits.length).toBeLessThanOrEqual(2);
@@ -81,63 +91,152 @@ describe('usage publisher', () => {
     expect(commits[0]!.events[0]).toMatchObject({ type: 'UsageRecorded', tenant_id: 't1', stream: publisher.stream });
   });
 
-  it('spools while the store fails and publishes the spool when it is back', async () => {
+  it('keeps events in the journal while the store fails and appends them, in order, once it is back', async () => {
     const flaky = switchable(store);
-    const spoolDir = join(dir, 'spool');
-    const publisher = new UsagePublisher(flaky, logger, { spoolDir, flushIntervalMs: 5, retryIntervalMs: 50 });
+    const journalDir = join(dir, 'journal');
+    const publisher = new UsagePublisher(flaky, logger, { journalDir, flushIntervalMs: 5, retryIntervalMs: 50 });
     flaky.online = false;
-    for (let i = 0; i < 5; i++) publisher.publish(usage(i));
-    await publisher.flush();
-    const spooled = readdirSync(spoolDir).map((f) => readFileSync(join(spoolDir, f), 'utf8')).join('');
-    expect(spooled.trim().split('\n')).toHaveLength(5);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => publisher.publish(usage(i))));
+    expect(journaled(journalDir)).toHaveLength(5);
+    expect(publisher.depth).toBe(5);
+    await new Promise((r) => setTimeout(r, 100));
     expect(await recorded(store)).toEqual([]);
 
     flaky.online = true;
-    publisher.publish(usage(5));
+    await publisher.publish(usage(5));
     await eventually(async () => (await recorded(store)).length === 6);
-    expect((await recorded(store)).sort()).toEqual(['req-0', 'req-1', 'req-2', 'req-3', 'req-4', 'req-5']);
-    await eventually(async () => readdirSync(spoolDir).length === 0);
+    expect(await recorded(store)).toEqual(['req-0', 'req-1', 'req-2', 'req-3', 'req-4', 'req-5']);
+    await eventually(async () => publisher.depth === 0);
     await publisher.close();
+    expect(readdirSync(journalDir).filter((f) => f !== 'dead-letter.jsonl')).toEqual([]);
   });
 
-  it('publishes a spool a crashed process left behind when the next one starts, showing it to beforeAppend (a failing observer loses nothing)', async () => {
-    const spoolDir = join(dir, 'spool');
+  it('replays the journal a dead process left, exactly once: events the log already has are not appended again', async () => {
+    const journalDir = join(dir, 'journal');
+    const flaky = switchable(store);
+    const first = new UsagePublisher(flaky, logger, { journalDir, flushIntervalMs: 5, retryIntervalMs: 60_000 });
+    await Promise.all(Array.from({ length: 3 }, (_, i) => first.publish(usage(i))));
+    await eventually(async () => (await recorded(store)).length === 3); // in the log, still in the journal segment
+    flaky.online = false;
+    await Promise.all(Array.from({ length: 3 }, (_, i) => first.publish(usage(i + 3))));
+    // The process "dies" here: its lock names a pid that is not running.
+    for (const name of readdirSync(journalDir).filter((f) => f.endsWith('.lock'))) writeFileSync(join(journalDir, name), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname() }));
+    expect(journaled(journalDir)).toHaveLength(6);
+
+    const second = new UsagePublisher(store, logger, { journalDir, retryIntervalMs: 50 });
+    second.start();
+    await eventually(async () => (await recorded(store)).length === 6);
+    await eventually(async () => journaled(journalDir).length === 0);
+    expect(await recorded(store)).toEqual(['req-0', 'req-1', 'req-2', 'req-3', 'req-4', 'req-5']);
+    const events = (await store.readAll({ after: 0 })).flatMap((c) => c.events);
+    expect(new Set(events.map((e) => e.stream))).toEqual(new Set([first.stream])); // its own stream, in its order
+    expect(events.map((e) => e.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    await second.close();
+  });
+
+  it('leaves the journal of a live process alone', async () => {
+    const journalDir = join(dir, 'journal');
     const flaky = switchable(store);
     flaky.online = false;
-    const first = new UsagePublisher(flaky, logger, { spoolDir, flushIntervalMs: 5, retryIntervalMs: 60_000 });
-    for (let i = 0; i < 3; i++) first.publish(usage(i));
-    await first.flush(); // spooled; the process "dies" here
-    expect(existsSync(join(spoolDir, 'usage.jsonl'))).toBe(true);
+    const live = new UsagePublisher(flaky, logger, { journalDir, retryIntervalMs: 60_000 });
+    await live.publish(usage(1));
+    const other = new UsagePublisher(store, logger, { journalDir, retryIntervalMs: 50 });
+    other.start();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await recorded(store)).toEqual([]);
+    expect(journaled(journalDir)).toHaveLength(1);
+    await other.close();
+    flaky.online = true;
+    await live.close();
+    expect(await recorded(store)).toEqual(['req-1']);
+  });
 
-    const seen: string[] = [];
-    const beforeAppend = (data: UsageData) => {
-      seen.push(data.request_id);
-      if (data.request_id === 'req-1') throw new Error('observer bug');
-    };
-    const second = new UsagePublisher(store, logger, { spoolDir, retryIntervalMs: 50, beforeAppend });
+  it('skips a torn last line left by a crash mid-write', async () => {
+    const journalDir = join(dir, 'journal');
+    const flaky = switchable(store);
+    flaky.online = false;
+    const first = new UsagePublisher(flaky, logger, { journalDir, retryIntervalMs: 60_000 });
+    await Promise.all([first.publish(usage(0)), first.publish(usage(1))]);
+    const segment = readdirSync(journalDir).find((f) => f.endsWith('.jsonl'))!;
+    appendFileSync(join(journalDir, segment), '{"id":"0190-torn","s":"usage-x","v":3,"d":{"request_');
+    for (const name of readdirSync(journalDir).filter((f) => f.endsWith('.lock'))) unlinkSync(join(journalDir, name));
+
+    const second = new UsagePublisher(store, logger, { journalDir, retryIntervalMs: 50 });
     second.start();
-    await eventually(async () => (await recorded(store)).length === 3);
-    // The file goes once the append is acknowledged, which can be just after the log shows it.
-    await eventually(async () => readdirSync(spoolDir).length === 0);
-    expect(seen).toEqual(['req-0', 'req-1', 'req-2']);
+    await eventually(async () => (await recorded(store)).length === 2);
+    await eventually(async () => journaled(journalDir).length === 0);
+    expect(await recorded(store)).toEqual(['req-0', 'req-1']);
     await second.close();
+  });
+
+  it.each(['write', 'fsync'] as const)('group-commits (wait %s): many events published together share a few journal writes', async (wait) => {
+    const journalDir = join(dir, 'journal');
+    const publisher = new UsagePublisher(store, logger, { journalDir, journalWait: wait, journalFsyncMs: 20, flushIntervalMs: 1000, minCommitIntervalMs: 1000 });
+    await Promise.all(Array.from({ length: 200 }, (_, i) => publisher.publish(usage(i))));
+    expect(journaled(journalDir)).toHaveLength(200);
+    expect(publisher.journalCommits).toBeLessThanOrEqual(2);
+    await publisher.close();
+    expect(await recorded(store)).toHaveLength(200);
+  });
+
+  it('rotates segments and removes each one once the log has all of its events', async () => {
+    const journalDir = join(dir, 'journal');
+    const publisher = new UsagePublisher(store, logger, { journalDir, journalWait: 'fsync', journalFsyncMs: 0, journalSegmentBytes: 2000, flushIntervalMs: 1, minCommitIntervalMs: 1 });
+    const segments = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      await publisher.publish(usage(i));
+      for (const f of readdirSync(journalDir)) if (f.endsWith('.jsonl')) segments.add(f);
+    }
+    expect(segments.size).toBeGreaterThan(3);
+    await eventually(async () => publisher.depth === 0);
+    // Only the segment being written remains.
+    await eventually(async () => readdirSync(journalDir).filter((f) => f.endsWith('.jsonl')).length <= 1);
+    await publisher.close();
+    expect(await recorded(store)).toHaveLength(40);
+  });
+
+  it('sends an invalid event to the dead-letter file, never to the log', async () => {
+    const journalDir = join(dir, 'journal');
+    let counted = 0;
+    const publisher = new UsagePublisher(store, logger, { journalDir, onDeadLetter: () => counted++ });
+    const bad = { ...usage(1), model_routed: {} } as unknown as UsageData;
+    await publisher.publish(bad);
+    await publisher.publish(usage(2));
+    await publisher.close();
+    expect(await recorded(store)).toEqual(['req-2']);
+    expect(counted).toBe(1);
+    const dead = readFileSync(join(journalDir, 'dead-letter.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { data: UsageData; issues: string[] });
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.data.request_id).toBe('req-1');
+    expect(dead[0]!.issues.join()).toMatch(/model_routed/);
+  });
+
+  it('takes the spool of an earlier version into the log once', async () => {
+    const spoolDir = join(dir, 'spool');
+    mkdirSync(spoolDir);
+    writeFileSync(join(spoolDir, 'usage.jsonl'), [usage(7), usage(8)].map((d) => JSON.stringify({ id: randomUUID(), data: d })).join('\n') + '\n');
+    const publisher = new UsagePublisher(store, logger, { journalDir: join(dir, 'journal'), legacySpoolDir: spoolDir, flushIntervalMs: 5 });
+    publisher.start();
+    await eventually(async () => (await recorded(store)).length === 2);
+    await eventually(async () => readdirSync(spoolDir).length === 0);
+    await publisher.close();
+    expect(await recorded(store)).toEqual(['req-7', 'req-8']);
   });
 
   it('shows every event to beforeAppend as it is published, before the store has it, even while the store fails', async () => {
     const flaky = switchable(store);
     const seen: Array<{ id: string; inStore: number }> = [];
     const publisher: UsagePublisher = new UsagePublisher(flaky, logger, {
-      spoolDir: join(dir, 'spool'),
+      journalDir: join(dir, 'journal'),
       flushIntervalMs: 5,
       retryIntervalMs: 60_000,
       beforeAppend: (data) => seen.push({ id: data.request_id, inStore: publisher.published }),
     });
-    publisher.publish(usage(0));
+    void publisher.publish(usage(0));
     expect(seen).toEqual([{ id: 'req-0', inStore: 0 }]); // at once, not at the flush
     await publisher.flush();
     flaky.online = false;
-    publisher.publish(usage(1)); // spooled at the flush: seen all the same
-    await publisher.flush();
+    await publisher.publish(usage(1)); // journaled: seen all the same
     expect(seen.map((e) => e.id)).toEqual(['req-0', 'req-1']);
     expect(await recorded(store)).toEqual(['req-0']);
     await publisher.close();
@@ -148,10 +247,10 @@ describe('usage publisher', () => {
     const name = `SYUSAGE_${uniqueSuffix()}`;
     const nats = await NatsEventStore.connect({ servers: inject('serviceUrls').nats, streamName: name, subjectPrefix: `u.${name}` });
     try {
-      const publisher = new UsagePublisher(nats, logger, { spoolDir: join(dir, 'spool-nats'), flushIntervalMs: 5 });
-      for (let i = 0; i < 50; i++) publisher.publish(usage(i));
+      const publisher = new UsagePublisher(nats, logger, { journalDir: join(dir, 'journal-nats'), flushIntervalMs: 5 });
+      for (let i = 0; i < 50; i++) void publisher.publish(usage(i));
       await publisher.flush();
-      for (let i = 50; i < 60; i++) publisher.publish(usage(i));
+      for (let i = 50; i < 60; i++) void publisher.publish(usage(i));
       await publisher.close();
       expect(await recorded(nats)).toEqual(Array.from({ length: 60 }, (_, i) => `req-${i}`));
     } finally {

@@ -19,6 +19,13 @@ export const HealthResponse = z.object({
   maintenance: z.boolean(),
   checks: z.record(z.string(), Check),
   projections: z.array(z.object({ name: z.string(), position: z.number(), lag: z.number(), quarantined: z.number().int().describe('events set aside as poison, not replayed yet') })),
+  usage_journal: z
+    .object({
+      depth: z.number().int().describe('usage events durable in the local journal, not yet in the log (grows while the bus is down)'),
+      bytes: z.number().int().describe("size of this process's journal segments"),
+      dead_lettered: z.number().int().describe('usage events refused by validation since start (in DATA_DIR/usage-journal/dead-letter.jsonl)'),
+    })
+    .describe("this instance's usage journal (docs/decisions/0020-usage-journal.md)"),
 });
 
 class NoAnswer extends Error {}
@@ -61,7 +68,8 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const ready = Object.values(checks).every((c) => c.status === 'up');
     const projections = ready ? statuses.map(({ name, position, lag, quarantined }) => ({ name, position, lag, quarantined })) : [];
     const status = !ready ? ('unavailable' as const) : projections.some((p) => p.quarantined > 0) ? ('degraded' as const) : ('ok' as const);
-    return { status, live: true, ready, mode: ctx.mode, maintenance: ctx.views.maintenance.state.enabled, checks, projections };
+    const usageJournal = { depth: ctx.usage.depth, bytes: ctx.usage.journalBytes, dead_lettered: ctx.usage.deadLettered };
+    return { status, live: true, ready, mode: ctx.mode, maintenance: ctx.views.maintenance.state.enabled, checks, projections, usage_journal: usageJournal };
   };
 
   return async (app) => {
