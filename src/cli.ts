@@ -199,7 +199,10 @@ async function main(argv: string[]): Promise<number> {
         }
         let differences = 0;
         await withStores(config, async ({ store, sql }, logger) => {
-          const report = await auditReplay({ store, live: sql.db, logger, projections }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
+          // Progress on stderr at info, whatever LOG_LEVEL quiets; stdout is the report.
+          const progress = createCommandLogger(['warn', 'error', 'fatal', 'silent'].includes(config.server.logLevel) ? config.server.logLevel : 'info');
+          const settings = { ...config.audit, secret: config.secret };
+          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, projections, settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
           differences = report.differences;
           console.log(JSON.stringify(report, null, 2));
         });

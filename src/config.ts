@@ -171,6 +171,12 @@ export const EnvSchema = z.object({
   STORAGE_TYPE: z.enum(['local']).default('local'),
 
   DATA_DIR: z.string().default('./data'),
+  /** Audit replay: rows per page and side when comparing live and replayed tables (bounds its memory). */
+  AUDIT_PAGE_SIZE: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** Audit replay: save a snapshot of the replay after replaying at least this many events (0: never). */
+  AUDIT_SNAPSHOT_EVERY: z.coerce.number().int().min(0).default(100_000),
+  /** Audit snapshots kept under DATA_DIR/audit/snapshots (the newest). */
+  AUDIT_SNAPSHOTS_KEPT: z.coerce.number().int().min(1).max(100).default(2),
   STORAGE_DIR: z.string().default('./storage'),
   LOG_DIR: z.string().default('./logs'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
@@ -261,6 +267,8 @@ export interface Config {
   /** The durable journal of usage events under DATA_DIR/usage-journal (docs/decisions/0020). */
   usageJournal: { wait: 'write' | 'fsync'; fsyncMs: number; segmentBytes: number };
   dirs: { data: string; storage: string; logs: string };
+  /** Audit replay (src/audit): scratch files and snapshots under `dir` (DATA_DIR/audit), page size, snapshot policy. */
+  audit: { dir: string; pageSize: number; snapshotEvery: number; snapshotsKept: number };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
 }
@@ -345,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     usageJournal: { wait: e.USAGE_JOURNAL_WAIT, fsyncMs: e.USAGE_JOURNAL_FSYNC_MS ?? (e.USAGE_JOURNAL_WAIT === 'write' ? 1000 : 2), segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
+    audit: { dir: `${dataDir}/audit`, pageSize: e.AUDIT_PAGE_SIZE, snapshotEvery: e.AUDIT_SNAPSHOT_EVERY, snapshotsKept: e.AUDIT_SNAPSHOTS_KEPT },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };
 }
