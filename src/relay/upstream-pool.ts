@@ -399,7 +399,14 @@ class OriginGate {
   /** An entry left the queue before its turn (timeout, abort). */
   left(entry: Queued): void {
     entry.done = true;
-    this.queued--;
+    // Everything still in the array has left: drop it now rather than when connections free up
+    // (under an upstream that hangs, timed-out entries would otherwise pile up).
+    if (--this.queued === 0) this.reset();
+  }
+
+  private reset(): void {
+    this.queue = [];
+    this.head = 0;
   }
 
   /** A request's connection came free: the next live waiter takes its place. */
@@ -414,7 +421,9 @@ class OriginGate {
       this.active++;
       next.start();
     }
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+    if (this.queued === 0) {
+      if (this.head > 0) this.reset();
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
