@@ -157,6 +157,14 @@ export class UsagePublisher {
     await this.journal.close();
   }
 
+  /** Stops as a killed process would: nothing more is appended or cleaned up (tests simulate a crash with it). */
+  abandon(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const wake of this.sleepers) wake();
+    this.journal.abandon();
+  }
+
   /** A pause that close() cuts short. */
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -271,7 +279,14 @@ export class UsagePublisher {
             return [];
           }
         });
-      void Promise.all(datas.map((d) => this.publish(d))).then(() => unlinkSync(file));
+      // Removed once journaled: from then on the journal has them.
+      void Promise.all(datas.map((d) => this.publish(d))).then(() => {
+        try {
+          unlinkSync(file);
+        } catch (error) {
+          this.logger.warn({ err: error, file }, 'old usage spool file could not be removed');
+        }
+      });
       this.logger.info({ events: datas.length, file }, 'usage spool of an earlier version taken into the journal');
     }
   }
