@@ -16,7 +16,7 @@ import type { EventStore } from '../../src/ports/event-store.js';
 import { UsagePublisher } from '../../src/relay/usage-publisher.js';
 import { uniqueSuffix } from '../support/services.js';
 
-const logger = pino({ level: 'silent' });
+const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 function usage(i: number): UsageData {
   return {
