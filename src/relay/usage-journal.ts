@@ -69,6 +69,9 @@ const STALE_LOCK_MS = 5 * HEARTBEAT_MS;
 const SEGMENT = /^([0-9a-f]+)-.*\.jsonl$/;
 const DEAD_LETTER = 'dead-letter.jsonl';
 
+/** Owners open in this process: never another's orphan (several apps in one process, as tests run them). */
+const liveOwners = new Set<string>();
+
 interface LockContent {
   pid: number;
   host: string;
@@ -102,6 +105,7 @@ export class UsageJournal {
     mkdirSync(this.options.dir, { recursive: true });
     const lock: LockContent = { pid: process.pid, host: hostname() };
     writeFileSync(this.lockFile, JSON.stringify(lock));
+    liveOwners.add(this.options.owner);
     this.heartbeat = setInterval(() => {
       const now = new Date();
       try {
@@ -167,6 +171,22 @@ export class UsageJournal {
     }
     // Without the lock, segments left behind (the log was unreachable) are replayed at the next start.
     removeFile(this.lockFile);
+    liveOwners.delete(this.options.owner);
+  }
+
+  /**
+   * Stops as a killed process would: no write, no cleanup; what is on disk stays for the next
+   * owner (tests simulate a crash with it).
+   */
+  abandon(): void {
+    if (this.timer) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
+      this.timer = null;
+    }
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    liveOwners.delete(this.options.owner);
   }
 
   /** Writes an event that must not reach the log, for an operator to look at. */
@@ -189,7 +209,7 @@ export class UsageJournal {
         if (name.startsWith(`${owner}-r-`) && ![...this.segments].some((s) => s.file === file)) claimed.push(file);
         continue;
       }
-      if (lockIsLive(join(this.options.dir, `${owner}.lock`))) continue;
+      if (liveOwners.has(owner) || lockIsLive(join(this.options.dir, `${owner}.lock`))) continue;
       const target = join(this.options.dir, `${this.options.owner}-r-${name}`);
       try {
         renameSync(file, target);
@@ -201,7 +221,7 @@ export class UsageJournal {
     // Locks of owners with no segment left are litter.
     for (const name of readdirSync(this.options.dir)) {
       const match = /^([0-9a-f]+)\.lock$/.exec(name);
-      if (match && match[1] !== this.options.owner && !lockIsLive(join(this.options.dir, name))) {
+      if (match && !liveOwners.has(match[1]!) && !lockIsLive(join(this.options.dir, name))) {
         if (!readdirSync(this.options.dir).some((f) => f.startsWith(`${match[1]}-`))) removeFile(join(this.options.dir, name));
       }
     }

@@ -157,6 +157,14 @@ export class UsagePublisher {
     await this.journal.close();
   }
 
+  /** Stops as a killed process would: nothing more is appended or cleaned up (tests simulate a crash with it). */
+  abandon(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const wake of this.sleepers) wake();
+    this.journal.abandon();
+  }
+
   /** A pause that close() cuts short. */
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -271,7 +279,14 @@ export class UsagePublisher {
             return [];
           }
         });
-      void Promise.all(datas.map((d) => this.publish(d))).then(() => unlinkSync(file));
+      // Removed once journaled: from then on the journal has them.
+      void Promise.all(datas.map((d) => this.publish(d))).then(() => {
+        try {
+          unlinkSync(file);
+        } catch (error) {
+          this.logger.warn({ err: error, file }, 'old usage spool file could not be removed');
+        }
+      });
       this.logger.info({ events: datas.length, file }, 'usage spool of an earlier version taken into the journal');
     }
   }
@@ -295,17 +310,37 @@ async function appendLines(store: EventStore, lines: JournalLine[], expectedVers
   }
 }
 
-/** Appends the lines the stream does not have yet (by event id); returns how many. */
+/**
+ * Appends the lines the stream does not have yet; returns how many. The stream's single writer
+ * gave its n-th event version n, so the stream's version says which lines it has: an append
+ * expecting the version before the first line learns the real one from the conflict, and the
+ * lines up to it are dropped. No read of the stream (on JetStream that would read all of it).
+ */
 async function replayStream(store: EventStore, stream: string, lines: JournalLine[]): Promise<number> {
-  const from = Math.max(0, Math.min(...lines.map((l) => l.v)) - 1);
-  const existing = await store.readStream(stream, from);
-  const have = new Set(existing.map((e) => e.id));
-  const missing = lines.filter((l) => !have.has(l.id));
-  let version = existing.length > 0 ? existing[existing.length - 1]!.version : from;
-  for (let i = 0; i < missing.length; i += APPEND_BATCH) {
-    const batch = missing.slice(i, i + APPEND_BATCH);
-    await appendLines(store, batch, version);
-    version += batch.length;
+  let pending = [...lines].sort((a, b) => a.v - b.v);
+  let expected = pending[0]!.v - 1;
+  let appended = 0;
+  while (pending.length > 0) {
+    const batch = pending.slice(0, APPEND_BATCH);
+    const first = batch[0]!;
+    try {
+      await store.append(
+        stream,
+        batch.map((l) => ({ id: l.id, type: USAGE_RECORDED, data: l.d })),
+        // A commit id of its own: the first line's id may be that of a commit already in the log
+        // (a retry of that commit would then be a no-op, dropping the lines after it). The
+        // expected version is what keeps a replayed batch from being written twice.
+        { expectedVersion: expected, tenantId: first.d.tenant_id, causationId: first.d.request_id, commitId: timeOrderedUuid() },
+      );
+      appended += batch.length;
+      expected += batch.length;
+      pending = pending.slice(batch.length);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError) || error.actual === expected) throw error;
+      // Lines up to the stream's version are in the log already.
+      pending = pending.filter((l) => l.v > error.actual);
+      expected = error.actual;
+    }
   }
-  return missing.length;
+  return appended;
 }

@@ -16,7 +16,7 @@ import type { EventStore } from '../../src/ports/event-store.js';
 import { UsagePublisher } from '../../src/relay/usage-publisher.js';
 import { uniqueSuffix } from '../support/services.js';
 
-const logger = pino({ level: 'silent' });
+const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 function usage(i: number): UsageData {
   return {
@@ -120,6 +120,7 @@ describe('usage publisher', () => {
     flaky.online = false;
     await Promise.all(Array.from({ length: 3 }, (_, i) => first.publish(usage(i + 3))));
     // The process "dies" here: its lock names a pid that is not running.
+    first.abandon();
     for (const name of readdirSync(journalDir).filter((f) => f.endsWith('.lock'))) writeFileSync(join(journalDir, name), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname() }));
     expect(journaled(journalDir)).toHaveLength(6);
 
@@ -158,6 +159,7 @@ describe('usage publisher', () => {
     const first = new UsagePublisher(flaky, logger, { journalDir, retryIntervalMs: 60_000 });
     await Promise.all([first.publish(usage(0)), first.publish(usage(1))]);
     const segment = readdirSync(journalDir).find((f) => f.endsWith('.jsonl'))!;
+    first.abandon();
     appendFileSync(join(journalDir, segment), '{"id":"0190-torn","s":"usage-x","v":3,"d":{"request_');
     for (const name of readdirSync(journalDir).filter((f) => f.endsWith('.lock'))) unlinkSync(join(journalDir, name));
 

@@ -66,9 +66,8 @@ function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
  * Concurrent chat requests (half of them streamed) until `stop` resolves; returns the ids of
  * those answered in full.
  */
-async function load(url: string, key: string, stopped: { value: boolean }, concurrency = 24): Promise<{ answered: string[]; failed: number }> {
+async function load(url: string, key: string, stopped: { value: boolean }, answered: string[], concurrency = 24): Promise<{ failed: number }> {
   const dispatcher = new Agent({ connections: concurrency, keepAliveTimeout: 1_000 });
-  const answered: string[] = [];
   let failed = 0;
   let n = 0;
   const worker = async () => {
@@ -94,7 +93,7 @@ async function load(url: string, key: string, stopped: { value: boolean }, concu
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   await dispatcher.close();
-  return { answered, failed };
+  return { failed };
 }
 
 async function scenario(env: Record<string, string>, options: { bus?: TcpProxy } = {}) {
@@ -127,15 +126,21 @@ async function scenario(env: Record<string, string>, options: { bus?: TcpProxy }
     child = await serve(processEnv);
     const url = `http://127.0.0.1:${port}`;
     const stopped = { value: false };
-    const running = load(url, key, stopped);
-    await new Promise((r) => setTimeout(r, 1500));
+    const answered: string[] = [];
+    const running = load(url, key, stopped, answered);
+    // Under load for a while (a number of answers, however busy the machine is).
+    const loaded = async (count: number) => {
+      const deadline = Date.now() + 8_000;
+      while (answered.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    };
+    await loaded(150);
     if (options.bus) {
       await options.bus.cut(); // the bus goes away; requests are still answered...
-      await new Promise((r) => setTimeout(r, 1500));
+      await loaded(answered.length + 150);
     }
     await stop(child, 'SIGKILL'); // ...and the process dies under load
     stopped.value = true;
-    const { answered } = await running;
+    await running;
     expect(answered.length).toBeGreaterThan(50);
 
     await options.bus?.restore();
