@@ -2,14 +2,16 @@
  * Audit benchmark: `switchyard audit replay` on a large log, as an operator runs it (the CLI, a
  * process of its own), timed and measured for its peak memory.
  *
- *   npx tsx bench/audit.ts [--events N] [--batch B] [--users U] [--more M] [--log sqlite|nats] [--db sqlite|mysql|postgres] [--page P] [--keep] [--tsx]
+ *   npx tsx bench/audit.ts [--events N] [--batch B] [--users U] [--more M] [--log sqlite|nats] [--db sqlite|mysql|postgres] [--page P] [--keep] [--tsx] [--heap MB]
  *
  * Seeds a log with N UsageRecorded events (commits of B, U users each with a key, four models,
  * every model priced, every user topped up: each event is a usage row, a rated request and a
  * ledger charge), runs the real usage and billing projections into the live read-model database
  * until they reach the head, then runs the compiled CLI (built first into dist/, as `npm run build`
  * does; --tsx: through tsx from the sources, which adds tsx's own memory), each run a child
- * process under /usr/bin/time -v (AUDIT_SNAPSHOT_EVERY = N/2):
+ * process under /usr/bin/time -v (AUDIT_SNAPSHOT_EVERY = N/2; --heap MB: node's
+ * --max-old-space-size for it, to show what the audit retains rather than how far V8 lets
+ * garbage grow):
  *
  *   1. `audit replay` over the whole period, with no snapshot (it replays the whole log and saves one);
  *   2. M more events appended and projected (default N/100), then `audit replay` of the last
@@ -52,6 +54,7 @@ const { values: args } = parseArgs({
     page: { type: 'string' },
     keep: { type: 'boolean', default: false },
     tsx: { type: 'boolean', default: false },
+    heap: { type: 'string' },
   },
 });
 const EVENTS = Number(args.events);
@@ -147,7 +150,7 @@ async function audit(name: string, env: NodeJS.ProcessEnv, from: string, to: str
   const started = performance.now();
   const { stdout, stderr } = await run(
     '/usr/bin/time',
-    ['-v', process.execPath, ...CLI, 'audit', 'replay', '--tenant', TENANT, '--from', from, '--to', to],
+    ['-v', process.execPath, ...(args.heap ? [`--max-old-space-size=${args.heap}`] : []), ...CLI, 'audit', 'replay', '--tenant', TENANT, '--from', from, '--to', to],
     { env: { ...process.env, ...env }, maxBuffer: 256 * 1024 * 1024 },
   ).catch((error: { stdout: string; stderr: string }) => error);
   const seconds = (performance.now() - started) / 1000;
