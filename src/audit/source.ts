@@ -19,22 +19,23 @@ export interface AuditSourceRange {
 
 /** Events per read of the log: bounds what one read holds in memory. */
 export const EVENTS_PER_READ = 2000;
-const MAX_COMMITS_PER_READ = 500;
+/**
+ * Commits per read at most, whatever their size so far: after a run of one-event commits (credit
+ * top-ups) the next read may meet usage commits of up to 500 events, so this bounds that read too.
+ */
+const MAX_COMMITS_PER_READ = 32;
 
-/** The commits per read that keep it near EVENTS_PER_READ events, from the size of the commits seen so far. */
-export function commitsPerRead(eventsSeen: number, commitsSeen: number): number {
-  if (commitsSeen === 0) return 50;
-  const perCommit = Math.max(1, eventsSeen / commitsSeen);
-  return Math.max(1, Math.min(MAX_COMMITS_PER_READ, Math.floor(EVENTS_PER_READ / perCommit)));
+/** The commits per read that keep it near EVENTS_PER_READ events, from the largest commit seen so far. */
+export function commitsPerRead(largestCommit: number): number {
+  return Math.max(1, Math.min(MAX_COMMITS_PER_READ, Math.floor(EVENTS_PER_READ / Math.max(1, largestCommit))));
 }
 
 /** The log's commits in (after, until], in order, read in bounded batches. */
 export async function* auditEventSource(store: EventStore, range: AuditSourceRange): AsyncGenerator<Commit[], void, undefined> {
   let cursor = range.after;
-  let events = 0;
-  let commits = 0;
+  let largest = 0;
   while (cursor < range.until) {
-    const batch = await store.readAll({ after: cursor, limit: commitsPerRead(events, commits) });
+    const batch = await store.readAll({ after: cursor, limit: commitsPerRead(largest) });
     if (batch.length === 0) return;
     const out: Commit[] = [];
     let done = false;
@@ -44,8 +45,7 @@ export async function* auditEventSource(store: EventStore, range: AuditSourceRan
         break;
       }
       cursor = commit.position;
-      commits++;
-      events += commit.events.length;
+      largest = Math.max(largest, commit.events.length);
       if (!range.types || commit.events.some((e) => range.types!.has(e.type))) out.push(commit);
     }
     if (out.length > 0) yield out;

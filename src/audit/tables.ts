@@ -27,7 +27,7 @@ export const auditedProjections: readonly AuditedProjection[] = [
       { table: 'billing_balances', key: ['user_id'] },
       { table: 'billing_key_spend', key: ['key_id'] },
       { table: 'billing_subscriptions', key: ['user_id'] },
-      { table: 'billing_prices', key: ['model'] },
+      { table: 'billing_prices', key: ['model'], pageKey: ['tenant_id', 'model'] },
       { table: 'billing_settings', key: ['tenant_id'] },
       { table: 'billing_plans', key: ['id'] },
     ],

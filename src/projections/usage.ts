@@ -294,8 +294,8 @@ export const usageProjection: Projection = {
 export const usageAuditTables: readonly AuditedTable[] = [
   // Paged by the primary key (the usage event's log position), shown by request.
   { table: 'usage_requests', key: ['request_key'], pageKey: ['event_position', 'event_version'], timeColumn: 'started_at' },
-  { table: 'usage_hourly', key: ['hour', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'hour', bucket: 'hour' },
-  { table: 'usage_daily', key: ['day', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'day', bucket: 'day' },
+  { table: 'usage_hourly', key: ['hour', 'user_id', 'key_id', 'channel_id', 'model'], pageKey: ['tenant_id', 'hour', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'hour', bucket: 'hour' },
+  { table: 'usage_daily', key: ['day', 'user_id', 'key_id', 'channel_id', 'model'], pageKey: ['tenant_id', 'day', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'day', bucket: 'day' },
 ];
 
 // ---------------------------------------------------------------------------------------------
