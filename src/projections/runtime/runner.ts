@@ -67,9 +67,9 @@ const REPLAY_BATCH = 500;
 const REPLAY_BATCH_EVENTS = 20_000;
 
 /** How many commits the next catch-up read asks for, given what the last one held. */
-export function nextReadLimit(commits: number, events: number, targetEvents: number): number {
-  if (commits === 0 || events <= commits) return REPLAY_BATCH;
-  return Math.max(1, Math.min(REPLAY_BATCH, Math.floor((targetEvents * commits) / events)));
+export function nextReadLimit(commits: number, events: number, targetEvents: number, maxCommits = REPLAY_BATCH): number {
+  if (commits === 0 || events <= commits) return maxCommits;
+  return Math.max(1, Math.min(maxCommits, Math.floor((targetEvents * commits) / events)));
 }
 
 /**
@@ -121,7 +121,7 @@ export class ProjectionRunner {
     private readonly db: ReadModelDb,
     private readonly projections: readonly Projection[],
     private readonly logger: Logger,
-    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number; replayBatchEvents?: number } = {},
+    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number; replayBatchEvents?: number; replayBatchCommits?: number } = {},
   ) {
     const names = new Set<string>();
     for (const p of projections) {
@@ -221,7 +221,7 @@ export class ProjectionRunner {
    */
   private async catchUpTogether(states: readonly Running[], until: number): Promise<void> {
     let after = Math.min(...states.map((s) => s.position));
-    let limit = REPLAY_BATCH;
+    let limit = this.options.replayBatchCommits ?? REPLAY_BATCH;
     let next = after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
     for (;;) {
       const commits = await next;
@@ -229,7 +229,7 @@ export class ProjectionRunner {
       const batch = beyond < 0 ? commits : commits.slice(0, beyond);
       if (batch.length === 0) break;
       after = batch.at(-1)!.position;
-      limit = nextReadLimit(commits.length, eventCount(commits), this.options.replayBatchEvents ?? REPLAY_BATCH_EVENTS);
+      limit = this.nextReadLimit(commits);
       next = beyond < 0 && after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
       next.catch(() => undefined); // awaited next round; a failure of this round must not leave it unhandled
       await Promise.all(states.map((state) => this.applyInGroups(state, batch, () => false)));
@@ -238,7 +238,7 @@ export class ProjectionRunner {
   }
 
   private newState(projection: Projection, after: number, generation: number): Running {
-    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null, readLimit: REPLAY_BATCH };
+    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null, readLimit: this.options.replayBatchCommits ?? REPLAY_BATCH };
   }
 
   /** Applies commits after state.position up to `until`, reading the log in batches. */
@@ -246,7 +246,7 @@ export class ProjectionRunner {
     while (state.position < until && !cancelled()) {
       const commits = await this.readBatch(state.position, state.readLimit);
       if (commits.length === 0) break;
-      state.readLimit = nextReadLimit(commits.length, eventCount(commits), this.options.replayBatchEvents ?? REPLAY_BATCH_EVENTS);
+      state.readLimit = this.nextReadLimit(commits);
       const beyond = commits.findIndex((commit) => commit.position > until); // `until` is a bound, not a hint
       await this.applyInGroups(state, beyond < 0 ? commits : commits.slice(0, beyond), cancelled);
       if (beyond >= 0) return;
@@ -297,6 +297,11 @@ export class ProjectionRunner {
     };
     read.then((commits) => commits.length === 0 && forget(), forget);
     return read;
+  }
+
+  private nextReadLimit(commits: readonly Commit[]): number {
+    const { replayBatchEvents = REPLAY_BATCH_EVENTS, replayBatchCommits = REPLAY_BATCH } = this.options;
+    return nextReadLimit(commits.length, eventCount(commits), replayBatchEvents, replayBatchCommits);
   }
 
   /** Current position and lag of every projection. */
