@@ -57,12 +57,12 @@ async function rows(sql: SqlDatabase, name: string) {
 
 /** The store, with every read of the log and every subscription's start recorded. */
 function recorded(store: EventStore) {
-  const reads: Array<{ after: number; commits: number }> = [];
+  const reads: Array<{ after: number; commits: number; events: number }> = [];
   const subscribedAfter: number[] = [];
   const wrapper = Object.create(store) as EventStore;
   wrapper.readAll = async (options: ReadAllOptions) => {
     const commits = await store.readAll(options);
-    reads.push({ after: options.after, commits: commits.length });
+    reads.push({ after: options.after, commits: commits.length, events: commits.reduce((n, c) => n + c.events.length, 0) });
     return commits;
   };
   wrapper.subscribe = (options: SubscribeOptions) => {
@@ -201,6 +201,29 @@ describe.each(setups.map((s) => [s.label, s] as const))('rebuild, %s', (_label, 
     expect({ a: await rows(sql, 'a'), b: await rows(sql, 'b') }).toEqual(expected);
     expect(await readCheckpoint(sql.db, 'a')).toBe(head);
     expect(await readCheckpoint(sql.db, 'b')).toBe(head);
+  });
+
+  it('reads about as many events at a time as it aims at, whatever the size of the commits', async () => {
+    // 100 commits of 10 events: the first read (40 commits here) shows the size of a commit.
+    for (let i = 0; i < 100; i++) {
+      await store.append(`rebuild-s${i % 4}`, Array.from({ length: 10 }, () => ({ type: 'A', data: { i } })), { expectedVersion: 'any', tenantId: 't1' });
+    }
+    // Offline (the CLI), then running (the catch-up of relaunched projections, as at a start).
+    for (const running of [false, true]) {
+      const watched = recorded(store);
+      const runner = new ProjectionRunner(watched.store, sql.db, projections(), logger, { replayBatchEvents: 100, replayBatchCommits: 40 });
+      if (running) {
+        toStop.push(runner);
+        await runner.start();
+      }
+      await runner.rebuildTogether(['a', 'b']);
+      const [first, ...rest] = watched.reads.filter((r) => r.commits > 0);
+      expect(first!.events).toBe(400);
+      // Offline, one pass: 6 reads; running, each projection's catch-up reads (sharing what it can).
+      if (!running) expect(rest.map((r) => r.events)).toEqual([100, 100, 100, 100, 100, 100]);
+      for (const read of rest) expect(read.events).toBeLessThanOrEqual(100);
+      expect((await rows(sql, 'a')).reduce((n, r) => n + r.events, 0)).toBe(1000);
+    }
   });
 
   it('a poison event is quarantined in the projection that fails on it; the others rebuild in full', async () => {

@@ -58,7 +58,7 @@ describe('switchyard CLI', () => {
     expect(status.length).toBeGreaterThan(5);
     for (const line of status) expect(line).toMatch(new RegExp(`position ${head}\\s+lag 0`));
     expect(await s.app.ctx.queries.maintenance()).toEqual(before);
-  }, 60_000); // four CLI processes, each loading the code through tsx
+  }, 60_000); // four CLI processes
 
   it('refuses to rebuild an unknown projection', async () => {
     await expect(cli('projections', 'rebuild', 'nope')).rejects.toMatchObject({ stderr: expect.stringContaining('unknown projection "nope"') });

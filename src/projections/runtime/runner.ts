@@ -48,13 +48,29 @@ interface Running {
   relevant: ReadonlySet<string>;
   /** Pending write of a checkpoint that only skipped irrelevant commits. */
   skipTimer: NodeJS.Timeout | null;
+  /** Commits the next catch-up read asks for (nextReadLimit). */
+  readLimit: number;
 }
 
 /** How long a checkpoint that only passed over irrelevant commits may wait to be stored. */
 const SKIP_CHECKPOINT_DELAY_MS = 50;
 
-/** Commits per read of the log while catching up. */
+/** Commits per read of the log while catching up, at most. */
 const REPLAY_BATCH = 500;
+
+/**
+ * Events a catch-up read aims at. The log is read by commits, and a commit of the usage publisher
+ * holds up to 500 events: 500 of them were 100,000+ events per read, hundreds of megabytes once
+ * parsed (twice over, with the next read in flight). So the next read asks for as many commits as
+ * make about this many events, judging by the last read.
+ */
+const REPLAY_BATCH_EVENTS = 20_000;
+
+/** How many commits the next catch-up read asks for, given what the last one held. */
+export function nextReadLimit(commits: number, events: number, targetEvents: number, maxCommits = REPLAY_BATCH): number {
+  if (commits === 0 || events <= commits) return maxCommits;
+  return Math.max(1, Math.min(maxCommits, Math.floor((targetEvents * commits) / events)));
+}
 
 /**
  * Relevant events one transaction applies at most when several commits are waiting (a catch-up
@@ -105,7 +121,7 @@ export class ProjectionRunner {
     private readonly db: ReadModelDb,
     private readonly projections: readonly Projection[],
     private readonly logger: Logger,
-    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number } = {},
+    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number; replayBatchEvents?: number; replayBatchCommits?: number } = {},
   ) {
     const names = new Set<string>();
     for (const p of projections) {
@@ -205,14 +221,16 @@ export class ProjectionRunner {
    */
   private async catchUpTogether(states: readonly Running[], until: number): Promise<void> {
     let after = Math.min(...states.map((s) => s.position));
-    let next = after < until ? this.store.readAll({ after, limit: REPLAY_BATCH }) : Promise.resolve([]);
+    let limit = this.options.replayBatchCommits ?? REPLAY_BATCH;
+    let next = after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
     for (;;) {
       const commits = await next;
       const beyond = commits.findIndex((commit) => commit.position > until); // `until` is a bound, not a hint
       const batch = beyond < 0 ? commits : commits.slice(0, beyond);
       if (batch.length === 0) break;
       after = batch.at(-1)!.position;
-      next = beyond < 0 && after < until ? this.store.readAll({ after, limit: REPLAY_BATCH }) : Promise.resolve([]);
+      limit = this.nextReadLimit(commits);
+      next = beyond < 0 && after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
       next.catch(() => undefined); // awaited next round; a failure of this round must not leave it unhandled
       await Promise.all(states.map((state) => this.applyInGroups(state, batch, () => false)));
     }
@@ -220,14 +238,15 @@ export class ProjectionRunner {
   }
 
   private newState(projection: Projection, after: number, generation: number): Running {
-    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null };
+    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null, readLimit: this.options.replayBatchCommits ?? REPLAY_BATCH };
   }
 
   /** Applies commits after state.position up to `until`, reading the log in batches. */
   private async replay(state: Running, until: number, cancelled: () => boolean): Promise<void> {
     while (state.position < until && !cancelled()) {
-      const commits = await this.readBatch(state.position);
+      const commits = await this.readBatch(state.position, state.readLimit);
       if (commits.length === 0) break;
+      state.readLimit = this.nextReadLimit(commits);
       const beyond = commits.findIndex((commit) => commit.position > until); // `until` is a bound, not a hint
       await this.applyInGroups(state, beyond < 0 ? commits : commits.slice(0, beyond), cancelled);
       if (beyond >= 0) return;
@@ -267,10 +286,10 @@ export class ProjectionRunner {
    * of what a fresh read returns, at worst shorter, which replay handles like any batch (it reads
    * on from the last commit). Empty and failed reads are not kept.
    */
-  private readBatch(after: number): Promise<Commit[]> {
+  private readBatch(after: number, limit: number): Promise<Commit[]> {
     const kept = this.sharedReads.get(after);
     if (kept) return kept;
-    const read = this.store.readAll({ after, limit: REPLAY_BATCH });
+    const read = this.store.readAll({ after, limit });
     this.sharedReads.set(after, read);
     if (this.sharedReads.size > SHARED_READS) this.sharedReads.delete(this.sharedReads.keys().next().value!);
     const forget = () => {
@@ -278,6 +297,11 @@ export class ProjectionRunner {
     };
     read.then((commits) => commits.length === 0 && forget(), forget);
     return read;
+  }
+
+  private nextReadLimit(commits: readonly Commit[]): number {
+    const { replayBatchEvents = REPLAY_BATCH_EVENTS, replayBatchCommits = REPLAY_BATCH } = this.options;
+    return nextReadLimit(commits.length, eventCount(commits), replayBatchEvents, replayBatchCommits);
   }
 
   /** Current position and lag of every projection. */
@@ -546,6 +570,8 @@ export class ProjectionRunner {
       .execute();
   }
 }
+
+const eventCount = (commits: readonly Commit[]) => commits.reduce((n, commit) => n + commit.events.length, 0);
 
 /** Used by tests and the CLI to look at a checkpoint row directly. */
 export async function readCheckpoint(db: ReadModelDb, name: string): Promise<number> {
