@@ -157,6 +157,10 @@ export const EnvSchema = z.object({
   STORAGE_TYPE: z.enum(['local']).default('local'),
 
   DATA_DIR: z.string().default('./data'),
+  /** Usage events older than this many days are moved out of the log into archive files (0: kept forever). */
+  USAGE_ARCHIVE_AFTER_DAYS: z.coerce.number().int().min(0).max(36_500).default(0),
+  /** Where archived usage events go (unset: DATA_DIR/archive). Shared by every instance in distributed mode. */
+  USAGE_ARCHIVE_DIR: optionalText,
   STORAGE_DIR: z.string().default('./storage'),
   LOG_DIR: z.string().default('./logs'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
@@ -169,7 +173,10 @@ export interface Config {
   secret: string;
   server: { host: string; port: number; logLevel: Env['LOG_LEVEL']; relayFastPath: boolean };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
-  eventStore: { kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
+  eventStore: ({ kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string }) & {
+    /** Archived usage events (USAGE_ARCHIVE_DIR): the log is read with them merged back (src/archive). */
+    archiveDir?: string;
+  };
   /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
   readModels:
     | { kind: 'sqlite'; file: string }
@@ -232,6 +239,8 @@ export interface Config {
   dirs: { data: string; storage: string; logs: string };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
+  /** Growth of a long-lived installation (README, "Growth and retention"). */
+  retention: { usageArchiveAfterDays: number; usageArchiveDir: string };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -252,14 +261,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const dataDir = e.DATA_DIR;
   const dialect = e.SQLDB_DIALECT;
+  const archiveDir = e.USAGE_ARCHIVE_DIR ?? `${dataDir}/archive`;
   return {
     secret: e.SECRET,
     server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH },
     eventStore: e.EVENTSTORE_URL
-      ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
+      ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL, archiveDir }
       : e.NATS_URL
-        ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM }
-        : { kind: 'sqlite', file: `${dataDir}/events.db` },
+        ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM, archiveDir }
+        : { kind: 'sqlite', file: `${dataDir}/events.db`, archiveDir },
     readModels: e.SQLDB_HOST
       ? {
           kind: dialect,
@@ -314,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
+    retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir },
   };
 }
 
