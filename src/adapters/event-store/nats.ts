@@ -569,6 +569,11 @@ export class NatsEventStore implements EventStore {
     }
   }
 
+  /** Bytes the server holds for the log's stream (growth reports, bench/growth.ts). */
+  async streamBytes(): Promise<number> {
+    return (await this.jsm.streams.info(this.streamName)).state.bytes;
+  }
+
   // ----- archival -----------------------------------------------------------------------------
 
   /**
