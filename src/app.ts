@@ -100,7 +100,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // The publisher comes first for its stream name; `beforeAppend` first runs once requests are
   // served (or the spool is replayed at usage.start()), when billingView has started.
   const usage = new UsagePublisher(store, logger, { spoolDir: join(config.dirs.data, 'spool'), beforeAppend: (data) => foldUsage(billingView.state, data) });
-  const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream };
+  const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery };
   const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger, ownUsage);
   const secrets = new SecretBox(config.secret);
   const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger, ownUsage);

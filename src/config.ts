@@ -157,6 +157,8 @@ export const EnvSchema = z.object({
   STORAGE_TYPE: z.enum(['local']).default('local'),
 
   DATA_DIR: z.string().default('./data'),
+  /** A live view (that supports it) saves its state every this many folded events (0: never). */
+  LIVE_VIEW_SNAPSHOT_EVERY: z.coerce.number().int().min(0).default(10_000),
   /** Usage events older than this many days are moved out of the log into archive files (0: kept forever). */
   USAGE_ARCHIVE_AFTER_DAYS: z.coerce.number().int().min(0).max(36_500).default(0),
   /** Where archived usage events go (unset: DATA_DIR/archive). Shared by every instance in distributed mode. */
@@ -240,7 +242,7 @@ export interface Config {
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
   /** Growth of a long-lived installation (README, "Growth and retention"). */
-  retention: { usageArchiveAfterDays: number; usageArchiveDir: string };
+  retention: { usageArchiveAfterDays: number; usageArchiveDir: string; liveViewSnapshotEvery: number };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -324,7 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
-    retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir },
+    retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir, liveViewSnapshotEvery: e.LIVE_VIEW_SNAPSHOT_EVERY },
   };
 }
 
