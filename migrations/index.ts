@@ -12,6 +12,7 @@ import * as billing from './0030_billing.js';
 import * as usage from './0040_usage.js';
 import * as requestRowsInLogOrder from './0050_request_rows_in_log_order.js';
 import * as projectionQuarantine from './0060_projection_quarantine.js';
+import * as liveViewSnapshots from './0100_live_view_snapshots.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0040_usage': usage,
   '0050_request_rows_in_log_order': requestRowsInLogOrder,
   '0060_projection_quarantine': projectionQuarantine,
+  '0100_live_view_snapshots': liveViewSnapshots,
 };

@@ -109,7 +109,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     onDeadLetter: () => metrics.usageDeadLettered.inc(),
   });
   metrics.watchUsagePublisher(usage);
-  const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream };
+  const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery };
   const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger, ownUsage);
   const secrets = new SecretBox(config.secret);
   const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger, ownUsage);

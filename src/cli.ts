@@ -13,6 +13,10 @@
  *                                            re-apply them after a fix (exit status 2 if some still fail)
  *   switchyard events tail [--from N] [--follow] [--stream S]
  *                                            print commits of the log as JSON lines
+ *   switchyard usage archive [--before ISO] [--verify]
+ *                                            move usage events older than --before (default: now
+ *                                            minus USAGE_ARCHIVE_AFTER_DAYS) out of the log into
+ *                                            USAGE_ARCHIVE_DIR; --verify checks the archive files
  *   switchyard migrate                       apply pending schema migrations and exit
  *   switchyard token --user U [--tenant T] [--role admin|user] [--ttl 1h]
  *                                            mint an access token of an existing user (HS256 from
@@ -51,6 +55,7 @@ const USAGE = `usage: switchyard <command>
                                           events projections set aside as poison (--all: replayed too)
   projections quarantine replay [<name>]  re-apply quarantined events after a fix
   events tail [--from N] [--follow] [--stream S]
+  usage archive [--before ISO] [--verify] move old usage events into archive files (or check them)
   migrate                                 apply pending schema migrations
   token --user U [--tenant T] [--role admin|user] [--ttl 1h]
   audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
@@ -159,6 +164,32 @@ async function main(argv: string[]): Promise<number> {
         return stillQuarantined === 0 ? 0 : 2;
       }
       break;
+    }
+    case 'usage': {
+      if (sub !== 'archive') break;
+      const { values } = parseArgs({ args: rest, options: { before: { type: 'string' }, verify: { type: 'boolean', default: false } } });
+      const dir = config.retention.usageArchiveDir;
+      const { archiveBefore, archiveUsageNow, verifyArchive } = await import('./archive/index.js');
+      if (values.verify) {
+        const checks = await verifyArchive(dir);
+        for (const check of checks) console.log(JSON.stringify(check));
+        return checks.every((c) => c.ok) ? 0 : 2;
+      }
+      const before = values.before !== undefined ? new Date(values.before) : archiveBefore(config.retention.usageArchiveAfterDays, new Date());
+      if (!before || Number.isNaN(before.getTime())) {
+        console.error('name a cutoff: --before ISO-time, or set USAGE_ARCHIVE_AFTER_DAYS');
+        return 1;
+      }
+      let exit = 0;
+      await withStores(config, async ({ store, sql }) => {
+        const result = await archiveUsageNow(store, sql, dir, before);
+        console.log(JSON.stringify({ before: before.toISOString(), removed: result.removed, archived_up_to: result.upTo, file: result.entry }, null, 2));
+      }).catch((error: unknown) => {
+        if (!(error instanceof Error && error.name === 'ArchivalNotSupportedError')) throw error;
+        console.error(error.message);
+        exit = 1;
+      });
+      return exit;
     }
     case 'events': {
       if (sub !== 'tail') break;

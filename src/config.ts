@@ -177,6 +177,12 @@ export const EnvSchema = z.object({
   AUDIT_SNAPSHOT_EVERY: z.coerce.number().int().min(0).default(100_000),
   /** Audit snapshots kept under DATA_DIR/audit/snapshots (the newest). */
   AUDIT_SNAPSHOTS_KEPT: z.coerce.number().int().min(1).max(100).default(2),
+  /** A live view (that supports it) saves its state every this many folded events (0: never). */
+  LIVE_VIEW_SNAPSHOT_EVERY: z.coerce.number().int().min(0).default(10_000),
+  /** Usage events older than this many days are moved out of the log into archive files (0: kept forever). */
+  USAGE_ARCHIVE_AFTER_DAYS: z.coerce.number().int().min(0).max(36_500).default(0),
+  /** Where archived usage events go (unset: DATA_DIR/archive). Shared by every instance in distributed mode. */
+  USAGE_ARCHIVE_DIR: optionalText,
   STORAGE_DIR: z.string().default('./storage'),
   LOG_DIR: z.string().default('./logs'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
@@ -198,7 +204,10 @@ export interface Config {
     maxJsonDepth: number;
   };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
-  eventStore: { kind: 'sqlite'; file: string; readCacheBytes: number } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
+  eventStore: ({ kind: 'sqlite'; file: string; readCacheBytes: number } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string }) & {
+    /** Archived usage events (USAGE_ARCHIVE_DIR): the log is read with them merged back (src/archive). */
+    archiveDir?: string;
+  };
   /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
   readModels:
     | { kind: 'sqlite'; file: string }
@@ -271,6 +280,8 @@ export interface Config {
   audit: { dir: string; pageSize: number; snapshotEvery: number; snapshotsKept: number };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
+  /** Growth of a long-lived installation (README, "Growth and retention"). */
+  retention: { usageArchiveAfterDays: number; usageArchiveDir: string; liveViewSnapshotEvery: number };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -291,14 +302,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const dataDir = e.DATA_DIR;
   const dialect = e.SQLDB_DIALECT;
+  const archiveDir = e.USAGE_ARCHIVE_DIR ?? `${dataDir}/archive`;
   return {
     secret: e.SECRET,
     server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH, listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH },
     eventStore: e.EVENTSTORE_URL
-      ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
+      ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL, archiveDir }
       : e.NATS_URL
-        ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM }
-        : { kind: 'sqlite', file: `${dataDir}/events.db`, readCacheBytes: e.EVENT_READ_CACHE_BYTES },
+        ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM, archiveDir }
+        : { kind: 'sqlite', file: `${dataDir}/events.db`, readCacheBytes: e.EVENT_READ_CACHE_BYTES, archiveDir },
     readModels: e.SQLDB_HOST
       ? {
           kind: dialect,
@@ -355,6 +367,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     audit: { dir: `${dataDir}/audit`, pageSize: e.AUDIT_PAGE_SIZE, snapshotEvery: e.AUDIT_SNAPSHOT_EVERY, snapshotsKept: e.AUDIT_SNAPSHOTS_KEPT },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
+    retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir, liveViewSnapshotEvery: e.LIVE_VIEW_SNAPSHOT_EVERY },
   };
 }
 

@@ -110,3 +110,14 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/**
+ * An event store that cannot remove old commits (archival): KurrentDB through this adapter, or a
+ * JetStream stream created with deny_purge. Reaches operators through the CLI, never HTTP.
+ */
+export class ArchivalNotSupportedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ArchivalNotSupportedError';
+  }
+}

@@ -6,7 +6,15 @@ import type { Config } from '../config.js';
 import type { Counters } from '../ports/counters.js';
 import type { EventStore } from '../ports/event-store.js';
 
+/** The configured store; with an archive directory, the log is read with archived commits merged back. */
 export async function openEventStore(config: Config['eventStore']): Promise<EventStore> {
+  const store = await openAdapter(config);
+  if (!config.archiveDir) return store;
+  const { withArchive } = await import('../archive/usage-archive.js');
+  return withArchive(store, config.archiveDir);
+}
+
+async function openAdapter(config: Config['eventStore']): Promise<EventStore> {
   switch (config.kind) {
     case 'sqlite': {
       const { SqliteEventStore } = await import('./event-store/sqlite.js');

@@ -166,6 +166,14 @@ export interface EventStore {
   headPosition(): Promise<number>;
   /** Catch up from `after`, then tail live commits. */
   subscribe(options: SubscribeOptions): Subscription;
+  /**
+   * Archival: removes, for each stream named in `cuts`, its commits with a position below the
+   * given one, except the stream's last commit (kept so the stream's version, and appends at it,
+   * stay right). Only for commits already copied elsewhere (src/archive/usage-archive.ts).
+   * Returns how many commits went. Throws ArchivalNotSupportedError where the store cannot.
+   * Every adapter has it; read-only views of a store (an audit's replay source) may leave it out.
+   */
+  removeCommitsBefore?(cuts: ReadonlyMap<string, number>): Promise<number>;
   /** Throws when the store is unreachable (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;

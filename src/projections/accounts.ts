@@ -131,6 +131,7 @@ export interface AccessState {
 
 export const accessLiveView: LiveViewDefinition<AccessState> = {
   projection: accountsProjection,
+  snapshot: { version: 1 },
   async load(db) {
     const tenants = await db.selectFrom('tenants').select('tenant_id').where('disabled', '=', 1).execute();
     const users = await db.selectFrom('users').select(['id', 'tenant_id', 'role', 'disabled']).execute();

@@ -44,6 +44,7 @@ export async function loadMaintenance(db: ReadModelDb): Promise<MaintenanceView>
 
 export const maintenanceLiveView: LiveViewDefinition<MaintenanceView> = {
   projection: maintenanceProjection,
+  snapshot: { version: 1 },
   load: loadMaintenance,
   evolve: fold,
 };

@@ -89,6 +89,7 @@ export function activeSessionsView(): LiveViewDefinition<ActiveSessions> {
   let nextPrune = 0;
   return {
     projection: sessionsProjection,
+    snapshot: { version: 1 },
     async load(db) {
       const now = new Date().toISOString();
       const rows = await db.selectFrom('sessions').select(['id', 'user_id', 'expires_at', 'revoked']).where('expires_at', '>', now).execute();

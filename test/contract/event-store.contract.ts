@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WrongExpectedVersionError } from '../../src/errors.js';
+import { ArchivalNotSupportedError, WrongExpectedVersionError } from '../../src/errors.js';
 import type { Commit, EventStore } from '../../src/ports/event-store.js';
 
 export interface EventStoreFixture {
@@ -271,6 +271,23 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreF
       expect(all.flatMap((c) => c.events.map((e) => e.data.i))).toEqual(Array.from({ length: 20 }, (_, i) => i));
       expect((await reopened.readStream('dur-0')).map((e) => e.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       await reopened.ping();
+    });
+
+    it('archival: removes a stream\'s commits below a position, never its last one (or says it cannot)', async () => {
+      const { store } = await start();
+      const positions: number[] = [];
+      for (let i = 0; i < 4; i++) positions.push((await store.append('usage-x', [ev('UsageRecorded', { i })], { expectedVersion: i, tenantId: tenant })).position);
+      const other = (await store.append('order-9', [ev('OrderPlaced')], { expectedVersion: 0, tenantId: tenant })).position;
+      if (name === 'kurrentdb') {
+        await expect(store.removeCommitsBefore!(new Map([['usage-x', positions[2]!]]))).rejects.toThrow(ArchivalNotSupportedError);
+        return;
+      }
+      expect(await store.removeCommitsBefore!(new Map([['usage-x', positions[2]!]]))).toBe(2);
+      expect((await store.readAll({ after: 0 })).map((c) => c.position)).toEqual([positions[2], positions[3], other]);
+      // Asked to go past the end, the last commit stays, and the stream's version with it.
+      expect(await store.removeCommitsBefore!(new Map([['usage-x', other + 1]]))).toBe(1);
+      expect((await store.readStream('usage-x')).map((e) => e.version)).toEqual([4]);
+      expect((await store.append('usage-x', [ev('UsageRecorded')], { expectedVersion: 4, tenantId: tenant })).version).toBe(5);
     });
   });
 }

@@ -15,7 +15,7 @@ describe('config', () => {
     const c = loadConfig({ SECRET });
     expect(c.server.port).toBe(8000);
     expect(c.metrics).toEqual({ enabled: true, port: 9090 });
-    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db', readCacheBytes: 32 * 1024 * 1024 });
+    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db', readCacheBytes: 32 * 1024 * 1024, archiveDir: './data/archive' });
     expect(c.readModels).toEqual({ kind: 'sqlite', file: './data/readmodels.db' });
     expect(c.counters).toEqual({ kind: 'memory' });
     expect(c.dirs).toEqual({ data: './data', storage: './storage', logs: './logs' });
@@ -33,7 +33,7 @@ describe('config', () => {
 
   it('switches each store to its server when configured', () => {
     const c = loadConfig({ SECRET, NATS_URL: 'nats://n:4222', SQLDB_HOST: 'db', SQLDB_PASSWORD: 'pw', CACHE_HOST: 'cache', CACHE_PORT: '6380' });
-    expect(c.eventStore).toEqual({ kind: 'nats', url: 'nats://n:4222', stream: 'SWITCHYARD' });
+    expect(c.eventStore).toEqual({ kind: 'nats', url: 'nats://n:4222', stream: 'SWITCHYARD', archiveDir: './data/archive' });
     expect(c.readModels).toMatchObject({ kind: 'mysql', host: 'db', port: 3306, user: 'root', password: 'pw', database: 'switchyard', maxConnections: 25 });
     expect(c.counters).toMatchObject({ kind: 'redis', host: 'cache', port: 6380 });
     expect(loadConfig({ SECRET, SQLDB_HOST: 'pg', SQLDB_DIALECT: 'postgres' }).readModels).toMatchObject({ kind: 'postgres', port: 5432 });

@@ -39,7 +39,7 @@ import {
   type ResolvedEvent,
 } from '@kurrent/kurrentdb-client';
 import { z } from 'zod';
-import { ConfigError, WrongExpectedVersionError } from '../../errors.js';
+import { ArchivalNotSupportedError, ConfigError, WrongExpectedVersionError } from '../../errors.js';
 import {
   commitFor,
   NewEvent,
@@ -316,6 +316,14 @@ export class KurrentDbEventStore implements EventStore {
     const subscription = new KurrentSubscription(feed, options, (e) => this.decodeAllEvent(e), () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  /**
+   * Not offered: KurrentDB removes events only through a stream's truncate-before metadata and a
+   * later scavenge, per stream revision rather than log position (docs/decisions/0090).
+   */
+  async removeCommitsBefore(): Promise<number> {
+    throw new ArchivalNotSupportedError('usage archival is not available on KurrentDB: archive with the SQLite or NATS JetStream event store, or truncate streams with KurrentDB tools');
   }
 
   // ----- lifecycle ----------------------------------------------------------------------------

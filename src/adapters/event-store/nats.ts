@@ -35,7 +35,7 @@ import {
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { z } from 'zod';
-import { ConfigError, WrongExpectedVersionError } from '../../errors.js';
+import { ArchivalNotSupportedError, ConfigError, WrongExpectedVersionError } from '../../errors.js';
 import {
   commitFor,
   NewEvent,
@@ -569,6 +569,36 @@ export class NatsEventStore implements EventStore {
     }
   }
 
+  /** Bytes the server holds for the log's stream (growth reports, bench/growth.ts). */
+  async streamBytes(): Promise<number> {
+    return (await this.jsm.streams.info(this.streamName)).state.bytes;
+  }
+
+  // ----- archival -----------------------------------------------------------------------------
+
+  /**
+   * JetStream purge of one subject below a sequence (`filter` + `seq`: messages before `seq` go).
+   * The cut never passes the subject's last message, so its head (version, sequence) stays.
+   * Streams created before archival existed carry deny_purge, which JetStream cannot lift.
+   */
+  async removeCommitsBefore(cuts: ReadonlyMap<string, number>): Promise<number> {
+    const info = await this.jsm.streams.info(this.streamName);
+    if (info.config.deny_purge) {
+      throw new ArchivalNotSupportedError(
+        `JetStream stream ${this.streamName} was created with deny_purge, which cannot be lifted: usage events cannot be archived out of it (docs/decisions/0090)`,
+      );
+    }
+    let removed = 0;
+    for (const [stream, before] of cuts) {
+      const head = await this.lookupHead(stream);
+      const upTo = Math.min(before, head.lastSeq);
+      if (upTo <= 1) continue;
+      const result = await this.jsm.streams.purge(this.streamName, { filter: this.subjectFor(stream), seq: upTo });
+      removed += result.purged;
+    }
+    return removed;
+  }
+
   // ----- lifecycle ----------------------------------------------------------------------------
 
   async ping(): Promise<void> {
@@ -603,9 +633,10 @@ async function ensureStream(jsm: JetStreamManager, name: string, subject: string
         storage: StorageType.File,
         retention: RetentionPolicy.Limits,
         discard: DiscardPolicy.New,
-        // The log is the source of truth: no message may disappear.
+        // The log is the source of truth: no message may disappear one by one. Purging stays
+        // allowed for one use: archival moves old usage events to files first (docs/decisions/0090).
         deny_delete: true,
-        deny_purge: true,
+        deny_purge: false,
         duplicate_window: nanos(2 * 60_000),
       })
       .catch(async (addError: unknown) => {

@@ -353,6 +353,31 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
+  /**
+   * Deletes the rows of archived commits, one transaction per stream. The file does not shrink:
+   * SQLite reuses the freed pages for later appends, so the log stops growing until they are used.
+   */
+  async removeCommitsBefore(cuts: ReadonlyMap<string, number>): Promise<number> {
+    const lastPosition = this.db.prepare<[string], { position: number }>('SELECT position FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1');
+    const positions = this.db.prepare<[string, number], { position: number }>('SELECT DISTINCT position FROM events WHERE stream = ? AND position < ?');
+    const deleteEvents = this.db.prepare<[string, number]>('DELETE FROM events WHERE stream = ? AND position < ?');
+    const deleteCommit = this.db.prepare<[number]>('DELETE FROM commits WHERE position = ?');
+    const removeOne = this.db.transaction((stream: string, before: number): number => {
+      const last = lastPosition.get(stream)?.position;
+      if (last === undefined) return 0;
+      const upTo = Math.min(before, last);
+      const gone = positions.all(stream, upTo);
+      deleteEvents.run(stream, upTo);
+      for (const { position } of gone) deleteCommit.run(position);
+      return gone.length;
+    });
+    let removed = 0;
+    // IMMEDIATE: the writer thread (or another process) may be appending to the same file.
+    for (const [stream, before] of cuts) removed += removeOne.immediate(stream, before);
+    this.recentReads.clear();
+    return removed;
+  }
+
   async ping(): Promise<void> {
     this.statements.head.get();
   }

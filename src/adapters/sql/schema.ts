@@ -17,6 +17,16 @@ export interface ProjectionCheckpointsTable {
 }
 
 /** An event a projection could not apply, set aside so the projection moves on (migration 0060). */
+/** A live view's state at a log position (migration 0100; src/projections/runtime/live-view.ts). */
+export interface LiveViewSnapshotsTable {
+  name: string;
+  schema_version: string;
+  position: number;
+  state: string;
+  sha256: string;
+  written_at: string;
+}
+
 export interface ProjectionQuarantineTable {
   projection: string;
   /** The event's commit position in the log and its version in its stream: which event it is. */
@@ -374,6 +384,7 @@ export interface BillingKeySpendTable {
 export interface ReadModelTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   projection_quarantine: ProjectionQuarantineTable;
+  live_view_snapshots: LiveViewSnapshotsTable;
   maintenance_state: MaintenanceStateTable;
   channels: ChannelsTable;
   tenants: TenantsTable;
