@@ -21,7 +21,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { MysqlAdapter, PostgresAdapter, sql } from 'kysely';
 import { openSqlDatabase, type SqlDatabase, type SqlDialectName } from '../adapters/sql/database.js';
 import { migrateToLatest } from '../adapters/sql/migrate.js';
 import type { Logger } from '../logger.js';
@@ -78,7 +78,7 @@ export interface AuditDeps {
   store: EventStore;
   /** The live read-model database. */
   live: ReadModelDb;
-  /** Its dialect (how it orders text keys). Default sqlite. */
+  /** Its dialect (how it orders text keys and which page query it gets). Default: told by its Kysely adapter. */
   liveDialect?: SqlDialectName;
   /**
    * Opens a connection of the audit's own to the live database (embedded SQLite: the audit's
@@ -106,6 +106,14 @@ function auditedOf(deps: Pick<AuditDeps, 'projections' | 'audited'>): Array<Audi
     if (definition) result.push({ ...entry, definition });
   }
   return result;
+}
+
+/** The dialect a Kysely instance speaks, from its adapter. */
+function dialectOf(db: ReadModelDb): SqlDialectName {
+  const adapter = db.getExecutor().adapter;
+  if (adapter instanceof PostgresAdapter) return 'postgres';
+  if (adapter instanceof MysqlAdapter) return 'mysql';
+  return 'sqlite';
 }
 
 /** At most one progress line per interval. */
@@ -158,7 +166,7 @@ export async function auditReplay(deps: AuditDeps, scope: AuditScope, options: {
   const snapshots: SnapshotStore | null = settings ? { dir: join(settings.dir, 'snapshots'), secret: settings.secret, kept: settings.snapshotsKept } : null;
   const reader = deps.openLiveReader ? await deps.openLiveReader() : null;
   const liveDb = reader?.db ?? deps.live;
-  const liveDialect = reader?.dialect ?? deps.liveDialect ?? 'sqlite';
+  const liveDialect = reader?.dialect ?? deps.liveDialect ?? dialectOf(liveDb);
   let scratch: SqlDatabase | null = null;
   try {
     const { tables, projections, summary } = await liveDb
