@@ -149,7 +149,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     throw error;
   }
 
-  const pools = new UpstreamPools(config.upstreamHttp, config.relay);
+  const pools = new UpstreamPools(config.upstreamHttp, config.relay, { queueTimedOut: (origin) => metrics.upstreamBusy.inc({ origin }) });
   const health = new ChannelHealth(commands, counters, () => channelsView.state, config.relay, logger);
   if (config.healthCheckEnabled) health.startProber(pools);
   usage.start();
@@ -228,13 +228,14 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       if (config.server.relayFastPath) {
         await server.ready();
         front = createRelayServer(ctx, new ChatEndpoint(ctx), server.server, bodyLimitOf(config));
-        url = await listenOn(front, config.server.host, config.server.port);
+        url = await listenOn(front, listenOptionsOf(config));
       } else {
-        url = await server.listen({ host: config.server.host, port: config.server.port });
+        url = await server.listen(listenOptionsOf(config));
       }
       let metricsUrl: string | null = null;
       if (config.metrics.enabled) {
         metricsServer = await startMetricsServer(metrics, config.server.host, config.metrics.port, async () => {
+          metrics.sampleUpstreams(pools.stats());
           for (const s of await runner.status()) {
             metrics.projectionLag.set({ projection: s.name }, s.lag);
             metrics.projectionQuarantined.set({ projection: s.name }, s.quarantined);
@@ -269,11 +270,19 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   };
 }
 
+/**
+ * How the public port listens, on either server. The backlog is raised from Node's 511: a burst of
+ * thousands of connections overflowed it (the kernel caps it at net.core.somaxconn).
+ */
+export function listenOptionsOf(config: Config): { host: string; port: number; backlog: number } {
+  return { host: config.server.host, port: config.server.port, backlog: config.server.listenBacklog };
+}
+
 /** Starts `server` listening; resolves with its base URL (as fastify's listen does). */
-function listenOn(server: NetServer, host: string, port: number): Promise<string> {
+function listenOn(server: NetServer, options: { host: string; port: number; backlog: number }): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen(options, () => {
       server.off('error', reject);
       const address = server.address() as AddressInfo;
       const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;

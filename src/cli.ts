@@ -4,7 +4,9 @@
  *
  *   switchyard serve                         run the server (what `npm start` does)
  *   switchyard projections status            position and lag of every projection
- *   switchyard projections rebuild <name>    drop a projection's tables and replay the log
+ *   switchyard projections rebuild <name>... | --all
+ *                                            drop projections' tables and replay the log into
+ *                                            them, reading it once for all of them
  *   switchyard projections quarantine list [<name>] [--all]
  *                                            events projections set aside as poison (JSON lines)
  *   switchyard projections quarantine replay [<name>]
@@ -44,7 +46,7 @@ import { Metrics } from './api/metrics.js';
 const USAGE = `usage: switchyard <command>
   serve                                   run the server
   projections status                      position and lag of every projection
-  projections rebuild <name|all>          drop a projection's tables and replay the log
+  projections rebuild <name>... | --all   drop projections' tables and replay the log (one pass)
   projections quarantine list [<name>] [--all]
                                           events projections set aside as poison (--all: replayed too)
   projections quarantine replay [<name>]  re-apply quarantined events after a fix
@@ -123,14 +125,19 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (sub === 'rebuild' && rest[0]) {
+        // `all` (the older spelling) and `--all` name every projection.
+        const all = rest.includes('--all') || (rest.length === 1 && rest[0] === 'all');
         await withRunner(config, async (runner) => {
-          const names = rest[0] === 'all' ? runner.names : [rest[0]!];
-          for (const name of names) {
-            const started = Date.now();
-            await runner.rebuild(name);
-            const quarantined = (await runner.status()).find((s) => s.name === name)?.quarantined ?? 0;
-            console.log(`rebuilt ${name} in ${Date.now() - started} ms${quarantined > 0 ? `; ${quarantined} event(s) quarantined (see: projections quarantine list ${name})` : ''}`);
-          }
+          const names = all ? runner.names : rest;
+          const started = Date.now();
+          await runner.rebuildTogether(names);
+          const elapsed = Date.now() - started;
+          const status = await runner.status();
+          const quarantined = names.flatMap((name) => {
+            const count = status.find((s) => s.name === name)?.quarantined ?? 0;
+            return count > 0 ? [`${count} event(s) quarantined in ${name} (see: projections quarantine list ${name})`] : [];
+          });
+          console.log(`rebuilt ${names.join(', ')} in ${elapsed} ms${quarantined.length > 0 ? `; ${quarantined.join('; ')}` : ''}`);
         });
         return 0;
       }
@@ -192,7 +199,10 @@ async function main(argv: string[]): Promise<number> {
         }
         let differences = 0;
         await withStores(config, async ({ store, sql }, logger) => {
-          const report = await auditReplay({ store, live: sql.db, logger, projections }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
+          // Progress on stderr at info, whatever LOG_LEVEL quiets; stdout is the report.
+          const progress = createCommandLogger(['warn', 'error', 'fatal', 'silent'].includes(config.server.logLevel) ? config.server.logLevel : 'info');
+          const settings = { ...config.audit, secret: config.secret };
+          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, projections, settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
           differences = report.differences;
           console.log(JSON.stringify(report, null, 2));
         });

@@ -76,6 +76,10 @@ export const EnvSchema = z.object({
   SECRET: z.string({ message: 'SECRET is required: set it to a long random string (it signs tokens and derives encryption keys)' }).min(16, 'SECRET must be at least 16 characters'),
   HOST: z.string().default('0.0.0.0'),
   SERVER_PORT: port(8000),
+  /** Connections the kernel queues for the public port before they are accepted (listen backlog; capped by net.core.somaxconn). */
+  HTTP_LISTEN_BACKLOG: positiveInt(4096),
+  /** Deepest nesting of objects and arrays a JSON request body may have (deeper: 400 json_too_deep). */
+  MAX_JSON_DEPTH: positiveInt(128),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SQLDB_HOST: optionalText,
@@ -94,6 +98,8 @@ export const EnvSchema = z.object({
   NATS_URL: optionalText,
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only').default('SWITCHYARD'),
   EVENTSTORE_URL: optionalText,
+  /** Recent reads of the embedded log kept for the subscribers reading the same commits (estimated bytes). */
+  EVENT_READ_CACHE_BYTES: size('32MB'),
 
   MAX_FILE_SIZE: size('20MB'),
   FILE_PROCESSING_TIMEOUT: duration('60s'),
@@ -110,8 +116,10 @@ export const EnvSchema = z.object({
   DB_CONN_MAX_LIFETIME: duration('1h'),
 
   HTTP_MAX_IDLE_CONNS: positiveInt(100),
-  HTTP_MAX_CONNS_PER_HOST: positiveInt(256),
+  HTTP_MAX_CONNS_PER_HOST: positiveInt(4096),
   HTTP_IDLE_CONN_TIMEOUT: duration('90s'),
+  /** Longest a request waits for a connection to its upstream once HTTP_MAX_CONNS_PER_HOST are busy (then 503 upstream_busy). 0: no limit. */
+  UPSTREAM_QUEUE_TIMEOUT: duration('5s'),
 
   RELAY_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   RELAY_BACKOFF_BASE: duration('100ms'),
@@ -163,6 +171,12 @@ export const EnvSchema = z.object({
   STORAGE_TYPE: z.enum(['local']).default('local'),
 
   DATA_DIR: z.string().default('./data'),
+  /** Audit replay: rows per page and side when comparing live and replayed tables (bounds its memory). */
+  AUDIT_PAGE_SIZE: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** Audit replay: save a snapshot of the replay after replaying at least this many events (0: never). */
+  AUDIT_SNAPSHOT_EVERY: z.coerce.number().int().min(0).default(100_000),
+  /** Audit snapshots kept under DATA_DIR/audit/snapshots (the newest). */
+  AUDIT_SNAPSHOTS_KEPT: z.coerce.number().int().min(1).max(100).default(2),
   STORAGE_DIR: z.string().default('./storage'),
   LOG_DIR: z.string().default('./logs'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
@@ -173,9 +187,18 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   secret: string;
-  server: { host: string; port: number; logLevel: Env['LOG_LEVEL']; relayFastPath: boolean };
+  server: {
+    host: string;
+    port: number;
+    logLevel: Env['LOG_LEVEL'];
+    relayFastPath: boolean;
+    /** The listen backlog of the public port (HTTP_LISTEN_BACKLOG). */
+    listenBacklog: number;
+    /** Request bodies nested deeper are refused before parsing (MAX_JSON_DEPTH). */
+    maxJsonDepth: number;
+  };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
-  eventStore: { kind: 'sqlite'; file: string } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
+  eventStore: { kind: 'sqlite'; file: string; readCacheBytes: number } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string };
   /** Where read models live: embedded SQLite unless SQLDB_HOST is set. */
   readModels:
     | { kind: 'sqlite'; file: string }
@@ -200,7 +223,13 @@ export interface Config {
     /** Password guessing: failed logins allowed per email and per client address in a sliding window. */
     loginThrottle: { maxFailuresPerEmail: number; maxFailuresPerIp: number; windowMs: number };
   };
-  upstreamHttp: { maxIdleConns: number; maxConnsPerHost: number; idleConnTimeoutMs: number };
+  upstreamHttp: {
+    maxIdleConns: number;
+    maxConnsPerHost: number;
+    idleConnTimeoutMs: number;
+    /** How long a request may wait for a free connection to its origin (0: no limit). */
+    queueTimeoutMs: number;
+  };
   relay: {
     maxRetries: number;
     backoffBaseMs: number;
@@ -238,6 +267,8 @@ export interface Config {
   /** The durable journal of usage events under DATA_DIR/usage-journal (docs/decisions/0020). */
   usageJournal: { wait: 'write' | 'fsync'; fsyncMs: number; segmentBytes: number };
   dirs: { data: string; storage: string; logs: string };
+  /** Audit replay (src/audit): scratch files and snapshots under `dir` (DATA_DIR/audit), page size, snapshot policy. */
+  audit: { dir: string; pageSize: number; snapshotEvery: number; snapshotsKept: number };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
 }
@@ -262,12 +293,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dialect = e.SQLDB_DIALECT;
   return {
     secret: e.SECRET,
-    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH },
+    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH, listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH },
     eventStore: e.EVENTSTORE_URL
       ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL }
       : e.NATS_URL
         ? { kind: 'nats', url: e.NATS_URL, stream: e.NATS_STREAM }
-        : { kind: 'sqlite', file: `${dataDir}/events.db` },
+        : { kind: 'sqlite', file: `${dataDir}/events.db`, readCacheBytes: e.EVENT_READ_CACHE_BYTES },
     readModels: e.SQLDB_HOST
       ? {
           kind: dialect,
@@ -295,7 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bootstrapAdmin: { email: e.ADMIN_EMAIL.trim().toLowerCase(), password: e.ADMIN_PASSWORD ?? null },
       loginThrottle: { maxFailuresPerEmail: e.LOGIN_MAX_FAILURES, maxFailuresPerIp: e.LOGIN_MAX_FAILURES_PER_IP, windowMs: e.LOGIN_FAILURE_WINDOW },
     },
-    upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT },
+    upstreamHttp: { maxIdleConns: e.HTTP_MAX_IDLE_CONNS, maxConnsPerHost: e.HTTP_MAX_CONNS_PER_HOST, idleConnTimeoutMs: e.HTTP_IDLE_CONN_TIMEOUT, queueTimeoutMs: e.UPSTREAM_QUEUE_TIMEOUT },
     relay: {
       maxRetries: e.RELAY_MAX_RETRIES,
       backoffBaseMs: e.RELAY_BACKOFF_BASE,
@@ -322,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     usageJournal: { wait: e.USAGE_JOURNAL_WAIT, fsyncMs: e.USAGE_JOURNAL_FSYNC_MS ?? (e.USAGE_JOURNAL_WAIT === 'write' ? 1000 : 2), segmentBytes: e.USAGE_JOURNAL_SEGMENT_SIZE },
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
+    audit: { dir: `${dataDir}/audit`, pageSize: e.AUDIT_PAGE_SIZE, snapshotEvery: e.AUDIT_SNAPSHOT_EVERY, snapshotsKept: e.AUDIT_SNAPSHOTS_KEPT },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
   };
 }

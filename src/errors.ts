@@ -65,6 +65,26 @@ export class UpstreamFaultError extends AppError {
   }
 }
 
+/**
+ * Every connection to the upstream's origin is busy (HTTP_MAX_CONNS_PER_HOST) and the request
+ * waited UPSTREAM_QUEUE_TIMEOUT for one: a 503 with Retry-After, instead of a wait without end.
+ */
+export class UpstreamBusyError extends AppError {
+  constructor(waitedMs: number, retryAfterSeconds: number) {
+    super(
+      503,
+      'upstream_error',
+      'upstream_busy',
+      `every connection to the upstream is in use and none came free within ${formatSeconds(waitedMs)}; retry after ${retryAfterSeconds} s`,
+      { 'retry-after': String(retryAfterSeconds) },
+    );
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(3).replace(/0+$/, '')} s`;
+}
+
 /** Optimistic concurrency: the stream moved on since the caller read it. */
 export class WrongExpectedVersionError extends ConflictError {
   constructor(

@@ -6,7 +6,7 @@
  * request-id indexes). Ids made one after another sort next to each other, so each index grows
  * at its end; a random (version 4) id lands on a random page of the index instead, and at commit
  * every page an insert touched is written again: measured on SQLite, that was about half of the
- * log writer's CPU per event, growing with the size of the log (docs/benchmarks.md).
+ * log writer's CPU per event, growing with the size of the log (docs/history/benchmarks-2026-11-21.md).
  *
  * Still unique and unguessable for what they are used for (74 random bits within a millisecond),
  * still a UUID in form. Ordering is only as good as the clock, which is all an index needs.

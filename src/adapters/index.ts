@@ -10,7 +10,7 @@ export async function openEventStore(config: Config['eventStore']): Promise<Even
   switch (config.kind) {
     case 'sqlite': {
       const { SqliteEventStore } = await import('./event-store/sqlite.js');
-      return new SqliteEventStore({ file: config.file });
+      return new SqliteEventStore({ file: config.file, readCacheBytes: config.readCacheBytes });
     }
     case 'nats': {
       const { NatsEventStore } = await import('./event-store/nats.js');

@@ -27,7 +27,7 @@ import { ownValue } from '../own.js';
 
 /**
  * The shapes nearly every chat request has, checked by hand: parsing a request with zod was a
- * visible share of the relay's CPU time (docs/benchmarks.md). This accepts a STRICT SUBSET of what
+ * visible share of the relay's CPU time (docs/history/benchmarks-2026-11-21.md). This accepts a STRICT SUBSET of what
  * `ChatCompletionRequest` accepts, and only bodies that zod would return unchanged (no nested
  * object with keys zod would strip); anything else (tools, image parts, Switchyard's extensions,
  * a value out of range...) goes through zod, so valid bodies are accepted and invalid ones get the

@@ -4,10 +4,18 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { AppError, BadRequestError } from '../errors.js';
 
 export interface ErrorBody {
   error: { message: string; type: string; code: string; param: string | null };
+}
+
+/** An error answer in the OpenAPI document; `codes` lists the `code` values it can carry, and when. */
+export function errorResponseSchema(codes: string) {
+  return z
+    .object({ error: z.object({ message: z.string(), type: z.string(), code: z.string(), param: z.string().nullable() }) })
+    .describe(`OpenAI-style error. code: ${codes}`);
 }
 
 export function errorBody(message: string, type: string, code: string, param: string | null = null): ErrorBody {

@@ -48,6 +48,34 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly upstreamQueued = new Gauge({
+    name: 'switchyard_upstream_queued_requests',
+    help: 'Requests waiting for a connection to an upstream origin (all HTTP_MAX_CONNS_PER_HOST busy; sampled at scrape)',
+    labelNames: ['origin'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamActive = new Gauge({
+    name: 'switchyard_upstream_active_requests',
+    help: 'Requests holding a connection to an upstream origin (sampled at scrape)',
+    labelNames: ['origin'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamConnected = new Gauge({
+    name: 'switchyard_upstream_connected_sockets',
+    help: 'Open sockets to an upstream origin (sampled at scrape)',
+    labelNames: ['origin'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamBusy = new Counter({
+    name: 'switchyard_upstream_busy_total',
+    help: 'Requests failed fast with 503 upstream_busy after waiting UPSTREAM_QUEUE_TIMEOUT for a connection to an origin',
+    labelNames: ['origin'] as const,
+    registers: [this.registry],
+  });
+
   readonly usageDeadLettered = new Counter({
     name: 'switchyard_usage_dead_lettered_total',
     help: 'Usage events that failed validation and went to the dead-letter file instead of the log (alert on > 0)',
@@ -85,6 +113,18 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
+  }
+
+  /** Samples the upstream pools' gates (origins no longer pooled drop out). */
+  sampleUpstreams(stats: ReadonlyArray<{ origin: string; queued: number; active: number; connected: number }>): void {
+    this.upstreamQueued.reset();
+    this.upstreamActive.reset();
+    this.upstreamConnected.reset();
+    for (const { origin, queued, active, connected } of stats) {
+      this.upstreamQueued.set({ origin }, queued);
+      this.upstreamActive.set({ origin }, active);
+      this.upstreamConnected.set({ origin }, connected);
+    }
   }
 
   /** Records every response of `app` (route label = the route pattern, never the raw URL). */

@@ -3,7 +3,7 @@
  *
  * Chat-completion requests are the traffic of a gateway, and node:http's per-request objects plus
  * fastify's request lifecycle were about a third of what the serving thread spent on each one
- * (docs/benchmarks.md). So the listening socket belongs to a lean server that answers
+ * (docs/history/benchmarks-2026-11-21.md). So the listening socket belongs to a lean server that answers
  * `POST /v1/chat/completions` (and its aliases) and `GET /v1/models` — what an API client calls —
  * itself, through the same ChatEndpoint as fastify's routes; every other request goes to fastify's
  * node:http server untouched, with its connection (a keep-alive connection is handed over at its
@@ -14,12 +14,11 @@
  * Deprecation), the error bodies, and the same metrics and debug access log lines.
  */
 import type { Server as HttpServer } from 'node:http';
-import secureJson from 'secure-json-parse';
-import { AppError } from '../errors.js';
 import { requestIdOf, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
 import type { ChatEndpoint } from './chat-endpoint.js';
 import type { AppContext } from './context.js';
 import { appErrorResponse, errorBody } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import { createHttp1Server, type Http1Request, type Http1Response, type Http1Server } from './http1/server.js';
 
 /** The chat paths this server answers itself; `/v1/chat` is the deprecated alias. */
@@ -50,6 +49,7 @@ type RequestLabels = Readonly<{ method: string; route: string; status_code: stri
 export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallback: HttpServer, bodyLimit: number): Http1Server {
   const { logger, metrics } = ctx;
   const debug = logger.isLevelEnabled('debug');
+  const maxJsonDepth = ctx.config.server.maxJsonDepth;
   /**
    * The metrics' label set of each (method, route, status) answered, made once: an object and a
    * status string fewer per request. Found by status, then by a scan of that status's few sets
@@ -77,12 +77,7 @@ export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallb
         response.send(200, JSON_HEADERS, JSON.stringify(await endpoint.models(request)));
         return;
       }
-      let body: unknown;
-      try {
-        body = secureJson.parse(req.body.toString('utf8'), undefined, { protoAction: 'error', constructorAction: 'error' });
-      } catch (error) {
-        throw new AppError(400, 'invalid_request_error', 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
-      }
+      const body = parseJsonBody(req.body.toString('utf8'), maxJsonDepth);
       await endpoint.handle(request, response, body, path === '/v1/chat' ? DEPRECATED_CHAT_OPTIONS : CHAT_OPTIONS);
     } catch (error) {
       if (res.headersSent) throw error; // mid-stream: the server ends the connection

@@ -3,15 +3,16 @@
  * at /openapi.json all come from the same schemas). Each area of the API is a plugin.
  */
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { ServiceUnavailableError } from '../errors.js';
+import { BadRequestError, ServiceUnavailableError } from '../errors.js';
 import { requestIdOf } from '../http-exchange.js';
 import { VERSION } from '../version.js';
 import type { Config } from '../config.js';
 import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import { authRoutes } from './routes/auth.js';
 import { billingRoutes } from './routes/billing.js';
 import { healthRoutes } from './routes/health.js';
@@ -29,11 +30,26 @@ import { usageRoutes } from './routes/usage.js';
 import { auditRoutes } from './routes/audit.js';
 import { projectionRoutes } from './routes/projections.js';
 
+const duplicateAuthorizationError = () => new BadRequestError('the request has more than one Authorization header; send one', 'duplicate_authorization');
+
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
 
 /** Largest request body (chat requests carry base64 images; files have their own limit, MAX_FILE_SIZE). */
 export const bodyLimitOf = (config: Config) => Math.max(32 * 1024 * 1024, config.files.maxSize);
+
+/** Whether a raw header list (name, value, name, value...) has more than one Authorization field. */
+export function hasDuplicateAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
 
 export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
@@ -50,12 +66,25 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
+  // The same parser as the relay's own server: bounded nesting, prototype poisoning refused.
+  const maxJsonDepth = ctx.config.server.maxJsonDepth;
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined); // as fastify's default parser
+    try {
+      done(null, parseJsonBody(body as string, maxJsonDepth));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   ctx.metrics.instrument(app);
 
   // A callback hook rather than an async one: every request runs it, and outside maintenance it
   // finishes synchronously, without a promise.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // node:http keeps the first of several Authorization fields; which one the client meant is a
+    // guess, so refuse them (the relay's own server does the same).
+    if (hasDuplicateAuthorization(request.raw.rawHeaders)) return done(duplicateAuthorizationError());
     const maintenance = ctx.views.maintenance.state;
     if (!maintenance.enabled) return done();
     const path = request.url.split('?')[0]!;

@@ -22,12 +22,12 @@ export const auditedProjections: readonly AuditedProjection[] = [
     tables: [
       // Immutable entries and rated requests: those of the period.
       { table: 'billing_ledger', key: ['id'], timeColumn: 'created_at' },
-      { table: 'billing_requests', key: ['dedupe_key'], timeColumn: 'created_at' },
+      { table: 'billing_requests', key: ['dedupe_key'], pageKey: ['event_position', 'event_version'], timeColumn: 'created_at' },
       // State: every row of the tenant, as of the audited log position.
       { table: 'billing_balances', key: ['user_id'] },
       { table: 'billing_key_spend', key: ['key_id'] },
       { table: 'billing_subscriptions', key: ['user_id'] },
-      { table: 'billing_prices', key: ['model'] },
+      { table: 'billing_prices', key: ['model'], pageKey: ['tenant_id', 'model'] },
       { table: 'billing_settings', key: ['tenant_id'] },
       { table: 'billing_plans', key: ['id'] },
     ],

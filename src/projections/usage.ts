@@ -292,9 +292,10 @@ export const usageProjection: Projection = {
 
 /** The usage tables as the audit compares them (src/audit/). */
 export const usageAuditTables: readonly AuditedTable[] = [
-  { table: 'usage_requests', key: ['request_key'], timeColumn: 'started_at' },
-  { table: 'usage_hourly', key: ['hour', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'hour', bucket: 'hour' },
-  { table: 'usage_daily', key: ['day', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'day', bucket: 'day' },
+  // Paged by the primary key (the usage event's log position), shown by request.
+  { table: 'usage_requests', key: ['request_key'], pageKey: ['event_position', 'event_version'], timeColumn: 'started_at' },
+  { table: 'usage_hourly', key: ['hour', 'user_id', 'key_id', 'channel_id', 'model'], pageKey: ['tenant_id', 'hour', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'hour', bucket: 'hour' },
+  { table: 'usage_daily', key: ['day', 'user_id', 'key_id', 'channel_id', 'model'], pageKey: ['tenant_id', 'day', 'user_id', 'key_id', 'channel_id', 'model'], timeColumn: 'day', bucket: 'day' },
 ];
 
 // ---------------------------------------------------------------------------------------------

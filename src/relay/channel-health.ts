@@ -104,7 +104,7 @@ export class ChannelHealth {
       for (const entry of this.directory().values()) {
         if (entry.healthy || !entry.channel.enabled || entry.cooldownUntil > now) continue;
         probed++;
-        const result = await probeChannel(entry.channel, pools);
+        const result = await probeChannel(entry.channel, pools, undefined, this.logger);
         if (result.ok) await this.setHealth(entry.channel, true, null, `probe succeeded in ${result.latencyMs} ms`, null);
         else await this.setHealth(entry.channel, false, Date.now() + this.settings.cooldownMs, `probe failed: ${result.error ?? result.status}`, null);
       }

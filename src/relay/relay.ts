@@ -7,7 +7,7 @@
 import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
-import { AppError, ServiceUnavailableError, UpstreamFaultError } from '../errors.js';
+import { AppError, ServiceUnavailableError, UpstreamBusyError, UpstreamFaultError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { Logger } from '../logger.js';
 import { ownValue } from '../own.js';
@@ -171,7 +171,7 @@ const CONNECT_ERROR_CODES: ReadonlySet<string | undefined> = new Set(['ECONNREFU
  * itself only goes to the log. An UpstreamFaultError already is such an answer.
  */
 export function upstreamFailureOf(error: unknown): AppError {
-  if (error instanceof UpstreamFaultError) return error;
+  if (error instanceof UpstreamFaultError || error instanceof UpstreamBusyError) return error;
   if (error instanceof undiciErrors.HeadersTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream did not answer in time');
   if (error instanceof undiciErrors.BodyTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream stopped sending before its answer was complete');
   if (error instanceof undiciErrors.ConnectTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the relay could not connect to the upstream in time');
@@ -187,6 +187,9 @@ export function upstreamFailureOf(error: unknown): AppError {
  */
 function classifyException(error: unknown): AttemptFailure {
   const answer = upstreamFailureOf(error);
+  // Busy: the caller already waited UPSTREAM_QUEUE_TIMEOUT; it gets the 503 and its Retry-After
+  // now (another attempt would wait as long again), and a full queue is not the channel's fault.
+  if (answer instanceof UpstreamBusyError) return new AttemptFailure(answer, false, false);
   return new AttemptFailure(answer, answer.code !== 'upstream_response_too_large', true);
 }
 
@@ -385,7 +388,8 @@ export class Relay {
         if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
         last = classifyException(error);
         this.logUpstreamFailure(error, candidate, request.id);
-        health.failure(candidate.channel, last.message, request.id);
+        if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
+        if (!last.retryable) throw last.error;
         continue;
       }
 

@@ -4,6 +4,11 @@
  * HTTP_IDLE_CONN_TIMEOUT closes idle ones, and at most HTTP_MAX_IDLE_CONNS origins keep a pool
  * (the least recently used pool beyond that is closed).
  *
+ * Each origin's requests pass a gate first: at most HTTP_MAX_CONNS_PER_HOST in flight (one per
+ * connection); the rest wait in a FIFO queue of our own, at most UPSTREAM_QUEUE_TIMEOUT, then fail
+ * fast with `503 upstream_busy` (UpstreamBusyError). undici's own queue has no bound, no deadline
+ * and no way to take a request back out; ours is also what the queue metrics count.
+ *
  * Requests go through `Pool.dispatch()` with our own handler rather than `Pool.request()`: the
  * latter wraps every response body in a Node Readable (plus an AsyncResource and its promise
  * plumbing), and in CPU profiles of the relay that layer was a visible share of each request.
@@ -12,7 +17,7 @@
  */
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Config } from '../config.js';
-import { UpstreamFaultError } from '../errors.js';
+import { UpstreamBusyError, UpstreamFaultError } from '../errors.js';
 import type { UpstreamRequest } from './providers/provider.js';
 
 /** Upstream URLs parsed per distinct URL string (they are per channel, so few). */
@@ -124,6 +129,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
     signal: UpstreamSignal | undefined,
     /** The most `text()` collects. */
     private readonly maxBodyBytes: number,
+    /** Called once when undici is done with the request (ended or failed): its connection is free. */
+    private settled: (() => void) | null = null,
   ) {
     this.pending = pending;
     if (signal) {
@@ -175,6 +182,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
 
   onResponseEnd(): void {
     this.ended = true;
+    this.settle();
     switch (this.mode) {
       case COLLECTING: {
         const collector = this.collector!;
@@ -197,6 +205,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.settle();
     const pending = this.pending;
     if (pending !== null) {
       this.pending = null;
@@ -276,6 +285,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
 
   // ---- shared ----
 
+  private settle(): void {
+    const settled = this.settled;
+    if (settled === null) return;
+    this.settled = null;
+    settled();
+  }
+
   private readonly onAbort = (): void => {
     const signal = this.signal;
     if (signal === null) return;
@@ -343,29 +359,126 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   }
 }
 
+/** A request waiting at an origin's gate. */
+interface Queued {
+  start(): void;
+  /** Set once it started, timed out or was aborted: the queue skips it. */
+  done: boolean;
+}
+
+/**
+ * One origin's admission: `active` requests hold a connection (or are about to), up to `limit`;
+ * the others wait in FIFO order. A FIFO of our own (an array and a head index, compacted now and
+ * then) because requests leave it from the middle when they time out or their client goes away.
+ */
+class OriginGate {
+  active = 0;
+  /** Live entries in `queue` (timed-out and aborted ones stay until they reach the head). */
+  queued = 0;
+  private queue: Queued[] = [];
+  private head = 0;
+
+  constructor(
+    readonly origin: string,
+    readonly pool: Pool,
+    private readonly limit: number,
+  ) {}
+
+  /** Takes a place now (true), or not (false: enqueue). */
+  tryEnter(): boolean {
+    if (this.active >= this.limit || this.queued > 0) return false;
+    this.active++;
+    return true;
+  }
+
+  enqueue(entry: Queued): void {
+    this.queue.push(entry);
+    this.queued++;
+  }
+
+  /** An entry left the queue before its turn (timeout, abort). */
+  left(entry: Queued): void {
+    entry.done = true;
+    // Everything still in the array has left: drop it now rather than when connections free up
+    // (under an upstream that hangs, timed-out entries would otherwise pile up).
+    if (--this.queued === 0) this.reset();
+  }
+
+  private reset(): void {
+    this.queue = [];
+    this.head = 0;
+  }
+
+  /** A request's connection came free: the next live waiter takes its place. */
+  readonly release = (): void => {
+    this.active--;
+    while (this.head < this.queue.length && this.active < this.limit) {
+      const next = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as Queued;
+      if (next.done) continue;
+      next.done = true;
+      this.queued--;
+      this.active++;
+      next.start();
+    }
+    if (this.queued === 0) {
+      if (this.head > 0) this.reset();
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  };
+}
+
+/** Per origin, as the metrics show it. */
+export interface OriginStats {
+  origin: string;
+  /** Requests waiting at the gate for a connection. */
+  queued: number;
+  /** Requests holding (or being given) a connection. */
+  active: number;
+  /** Open sockets to the origin. */
+  connected: number;
+}
+
+export interface UpstreamPoolEvents {
+  /** A request waited UPSTREAM_QUEUE_TIMEOUT at `origin`'s gate and was failed fast. */
+  queueTimedOut?(origin: string): void;
+}
+
 export class UpstreamPools {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, OriginGate>();
   /** URL -> origin and path: parsing a URL on every request showed in profiles. */
   private readonly parsed = new Map<string, { origin: string; path: string }>();
   /** The most recently used pool: already last in `pools`, so no recency update is needed. */
-  private last: { origin: string; pool: Pool } | null = null;
+  private last: OriginGate | null = null;
+  /** Retry-After of an upstream_busy answer: the queue timeout, in whole seconds, 1 to 60. */
+  private readonly busyRetryAfterSeconds: number;
 
   constructor(
     private readonly http: Config['upstreamHttp'],
     private readonly timeouts: { firstByteTimeoutMs: number; timeoutMs: number; maxBodyBytes?: number },
-  ) {}
+    private readonly events: UpstreamPoolEvents = {},
+  ) {
+    this.busyRetryAfterSeconds = Math.min(60, Math.max(1, Math.ceil(http.queueTimeoutMs / 1000)));
+  }
 
-  private poolFor(origin: string): Pool {
-    if (this.last?.origin === origin) return this.last.pool;
-    let pool = this.pools.get(origin);
-    if (pool) {
+  /** Each origin's gate and sockets, for the metrics (sampled at scrape). */
+  stats(): OriginStats[] {
+    return [...this.pools.values()].map((gate) => ({ origin: gate.origin, queued: gate.queued, active: gate.active, connected: gate.pool.stats.connected }));
+  }
+
+  private gateFor(origin: string): OriginGate {
+    if (this.last?.origin === origin) return this.last;
+    let gate = this.pools.get(origin);
+    if (gate) {
       // Map order = recency: move to the end.
       this.pools.delete(origin);
-      this.pools.set(origin, pool);
-      this.last = { origin, pool };
-      return pool;
+      this.pools.set(origin, gate);
+      this.last = gate;
+      return gate;
     }
-    pool = new Pool(origin, {
+    const pool = new Pool(origin, {
       connections: this.http.maxConnsPerHost,
       keepAliveTimeout: this.http.idleConnTimeoutMs,
       keepAliveMaxTimeout: Math.max(this.http.idleConnTimeoutMs, 1000),
@@ -373,14 +486,16 @@ export class UpstreamPools {
       bodyTimeout: this.timeouts.timeoutMs,
       connect: { timeout: 10_000 },
     });
-    this.pools.set(origin, pool);
-    this.last = { origin, pool };
+    gate = new OriginGate(origin, pool, this.http.maxConnsPerHost);
+    this.pools.set(origin, gate);
+    this.last = gate;
     while (this.pools.size > this.http.maxIdleConns) {
-      const [oldest, evicted] = this.pools.entries().next().value as [string, Pool];
+      const [oldest, evicted] = this.pools.entries().next().value as [string, OriginGate];
       this.pools.delete(oldest);
-      void evicted.close().catch(() => undefined);
+      // Graceful: requests in flight (and those still queued at its gate) finish first.
+      void evicted.pool.close().catch(() => undefined);
     }
-    return pool;
+    return gate;
   }
 
   /**
@@ -398,21 +513,65 @@ export class UpstreamPools {
     }
     // Already aborted: nothing is sent (undici's request() would also fail it before writing).
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    const pool = this.poolFor(target.origin);
+    const gate = this.gateFor(target.origin);
     const options: Dispatcher.DispatchOptions = {
       path: target.path,
       method: upstream.method,
       headers: upstream.headers,
       body: upstream.body,
     };
+    const maxBodyBytes = this.timeouts.maxBodyBytes ?? Infinity;
     return new Promise<UpstreamResponse>((resolve, reject) => {
-      // Errors, even synchronous ones (a closed pool), arrive through onResponseError.
-      pool.dispatch(options, new UpstreamCall({ resolve, reject }, signal, this.timeouts.maxBodyBytes ?? Infinity));
+      const dispatch = () => {
+        // Errors, even synchronous ones (a closed pool), arrive through onResponseError.
+        gate.pool.dispatch(options, new UpstreamCall({ resolve, reject }, signal, maxBodyBytes, gate.release));
+      };
+      if (gate.tryEnter()) dispatch();
+      else this.wait(gate, dispatch, reject, signal);
     });
   }
 
+  /** Queues a request at its origin's gate until a connection comes free, the deadline, or an abort. */
+  private wait(gate: OriginGate, dispatch: () => void, reject: (error: unknown) => void, signal: UpstreamSignal | undefined): void {
+    const queueTimeoutMs = this.http.queueTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      if (entry.done) return;
+      clearTimeout(timer);
+      gate.left(entry);
+      reject(abortReason(signal!));
+    };
+    const stopListening = () => {
+      if (!signal) return;
+      if ('removeEventListener' in signal) signal.removeEventListener('abort', onAbort);
+      else signal.off('abort', onAbort);
+    };
+    const entry: Queued = {
+      done: false,
+      start: () => {
+        clearTimeout(timer);
+        stopListening();
+        dispatch();
+      },
+    };
+    gate.enqueue(entry);
+    if (queueTimeoutMs > 0) {
+      timer = setTimeout(() => {
+        if (entry.done) return;
+        stopListening();
+        gate.left(entry);
+        this.events.queueTimedOut?.(gate.origin);
+        reject(new UpstreamBusyError(queueTimeoutMs, this.busyRetryAfterSeconds));
+      }, queueTimeoutMs);
+    }
+    if (signal) {
+      if ('addEventListener' in signal) signal.addEventListener('abort', onAbort, { once: true });
+      else signal.once('abort', onAbort);
+    }
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
+    await Promise.all([...this.pools.values()].map((gate) => gate.pool.close().catch(() => undefined)));
     this.pools.clear();
     this.last = null;
   }

@@ -9,7 +9,7 @@
  * `flushIntervalMs` of a request; under load commits are spaced at least `minCommitIntervalMs`
  * apart (or sooner when `maxBatch` events are waiting), because every commit has a fixed cost on
  * the event loop: the embedded SQLite store fsyncs synchronously, and every subscriber in the
- * process (projections, live views) wakes up to read it (docs/benchmarks.md).
+ * process (projections, live views) wakes up to read it (docs/history/benchmarks-2026-11-21.md).
  *
  * The journal forgets an event once the log acknowledges it. If the append fails (bus or disk
  * down), the same batch (same ids, same commit id) is retried until it succeeds, later events

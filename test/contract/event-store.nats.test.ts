@@ -209,4 +209,15 @@ describe.skipIf(!enabled)('NatsEventStore (JetStream specifics)', () => {
       await next.close();
     }
   });
+
+  it('closes a subscription closed while its consumer is still being opened (durable and ordered)', async () => {
+    const store = await open(isolatedOptions());
+    await store.append('c-1', [{ type: 'A', data: {} }], { expectedVersion: 0, tenantId: 't' });
+    for (const durableName of ['closed-early', undefined]) {
+      const subscription = store.subscribe({ after: 1, durableName, onCommit: async () => undefined });
+      const closed = subscription.close().then(() => 'closed');
+      const late = new Promise((resolve) => setTimeout(resolve, 5000, 'still open after 5 s'));
+      expect(await Promise.race([closed, late])).toBe('closed');
+    }
+  });
 });

@@ -211,3 +211,69 @@ describe('sqlite event store: commits handed over by the writer', () => {
     expect(reads).not.toHaveBeenCalled();
   });
 });
+
+describe('sqlite event store: the read cache subscribers share', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /**
+   * A log of 60 commits of 20 events of about 1 KB, written by another connection (so the
+   * reader's subscribers read it from the file, through the cache, as live views catching up do).
+   */
+  async function writtenLog() {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-es-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'events.db');
+    const writer = new SqliteEventStore({ file, pollIntervalMs: 600_000 });
+    const text = 'x'.repeat(1000);
+    for (let i = 0; i < 60; i++) {
+      await writer.append(`usage-${i}`, Array.from({ length: 20 }, (_, j) => ({ type: 'UsageRecorded', data: { i, j, text } })), { expectedVersion: 0, tenantId: 't' });
+    }
+    await writer.close();
+    return file;
+  }
+
+  it('never holds more than its byte bound, and every subscriber still gets the log exactly', async () => {
+    const file = await writtenLog();
+    const bound = 1024 * 1024; // a read of the whole log here is about 3 MB; of 15 commits, 0.7 MB
+    const store = new SqliteEventStore({ file, pollIntervalMs: 600_000, readCacheBytes: bound });
+    cleanups.push(() => store.close());
+    const whole = await store.readAll({ after: 0, limit: 1000 });
+    let largest = 0;
+    // Subscribers starting at different places: reads of different sizes, some shared.
+    const starts = [0, 0, 15, 30, 30, 45, 50, 55];
+    const seen = starts.map((after) => {
+      const commits: Commit[] = [];
+      const subscription = store.subscribe({
+        after,
+        onCommit: async (commit) => {
+          largest = Math.max(largest, store.readCacheBytes);
+          commits.push(commit);
+        },
+      });
+      cleanups.push(() => subscription.close());
+      return commits;
+    });
+    for (const [i, commits] of seen.entries()) {
+      await expect.poll(() => commits.length, { timeout: 5000 }).toBe(60 - starts[i]!);
+      expect(commits).toStrictEqual(whole.slice(starts[i]));
+    }
+    expect(largest).toBeGreaterThan(0); // it did cache (reads of 15 commits or fewer fit)
+    expect(largest).toBeLessThanOrEqual(bound);
+    expect(store.readCacheBytes).toBeLessThanOrEqual(bound);
+  });
+
+  it('keeps nothing with a bound of 0', async () => {
+    const file = await writtenLog();
+    const store = new SqliteEventStore({ file, pollIntervalMs: 600_000, readCacheBytes: 0 });
+    cleanups.push(() => store.close());
+    const seen: Commit[] = [];
+    const subscription = store.subscribe({ after: 0, onCommit: async (commit) => void seen.push(commit) });
+    cleanups.push(() => subscription.close());
+    await expect.poll(() => seen.length, { timeout: 5000 }).toBe(60);
+    expect(seen).toStrictEqual(await store.readAll({ after: 0, limit: 1000 }));
+    expect(store.readCacheBytes).toBe(0);
+  });
+});

@@ -47,6 +47,19 @@ describe('switchyard CLI', () => {
     expect((await s.app.ctx.queries.maintenance()).enabled).toBe(false);
   });
 
+  it('projections rebuild --all (or `all`, or several names) replays them in one pass, every checkpoint left at the head', async () => {
+    const before = await s.app.ctx.queries.maintenance();
+    const { stdout } = await cli('projections', 'rebuild', '--all');
+    expect(stdout).toMatch(/^rebuilt maintenance, channels, accounts, .*usage.* in \d+ ms/);
+    expect((await cli('projections', 'rebuild', 'all')).stdout).toMatch(/^rebuilt maintenance, channels, accounts, .*usage.* in \d+ ms/);
+    expect((await cli('projections', 'rebuild', 'maintenance', 'usage')).stdout).toMatch(/^rebuilt maintenance, usage in \d+ ms/);
+    const head = await s.app.ctx.store.headPosition();
+    const status = (await cli('projections', 'status')).stdout.trim().split('\n');
+    expect(status.length).toBeGreaterThan(5);
+    for (const line of status) expect(line).toMatch(new RegExp(`position ${head}\\s+lag 0`));
+    expect(await s.app.ctx.queries.maintenance()).toEqual(before);
+  }, 60_000); // four CLI processes
+
   it('refuses to rebuild an unknown projection', async () => {
     await expect(cli('projections', 'rebuild', 'nope')).rejects.toMatchObject({ stderr: expect.stringContaining('unknown projection "nope"') });
   });

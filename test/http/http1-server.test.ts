@@ -527,7 +527,7 @@ describe('http1 server: refusals on the fast path', () => {
       expect(last.status).toBe(c.status);
       expect(last.headers.connection).toBe('close');
       expect(last.headers['content-type']).toBe('application/json');
-      expect(JSON.parse(last.body)).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: c.code } });
+      expect(JSON.parse(last.body)).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: c.code, param: null } });
       expect(h.fallbackSeen).toHaveLength(0);
     });
   }

@@ -5,6 +5,7 @@
  * not reach the caller. Each is a clear upstream error for the client (a 502 JSON error before
  * any byte went out, an in-band error event then `[DONE]` after) and in the usage event.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -20,6 +21,15 @@ const urls = inject('serviceUrls');
 
 const CHUNK = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":null}]}\n\n`;
 const COMPLETION = '{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}';
+
+/** A local port nothing listens on (connections to it are refused). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 function deferred() {
   let resolve!: () => void;
@@ -74,6 +84,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_
   let healthy: OpenAiFake;
   let cleanup: () => Promise<void> = async () => undefined;
   let n = 0;
+  let refusedChannel: { id: string };
+  let probedChannel: { id: string };
 
   beforeAll(async () => {
     if (!mode.enabled) return;
@@ -93,6 +105,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_
     });
     await createChannel(s, { type: 'openai', name: 'faulty', base_url: upstream.baseUrl, models: ['m'] });
     await createChannel(s, { type: 'openai', name: 'healthy', base_url: healthy.baseUrl, models: ['small'] });
+    refusedChannel = await createChannel(s, { type: 'openai', name: 'refused', base_url: `http://127.0.0.1:${await closedPort()}`, models: ['refused'] });
+    probedChannel = await createChannel(s, { type: 'openai', name: 'probed', base_url: upstream.baseUrl, models: ['probed'] });
   });
   afterAll(async () => {
     if (!mode.enabled) return;
@@ -231,5 +245,32 @@ describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_
     const unreadable = await chat({});
     expectJsonError(unreadable, 'bad_upstream_response');
     expect(unreadable.json.error.message).toBe('the upstream sent a response that could not be read');
+  });
+
+  /** Client exception names and socket details that must not reach a caller. */
+  const RAW = /Headers Timeout Error|fetch failed|ECONNREFUSED|ECONNRESET|UND_ERR|127\.0\.0\.1|is not a function|other side closed/i;
+
+  it.skipIf(!mode.enabled)('a refused connection: 502 upstream_unavailable, written for callers', async () => {
+    const res = await call(`${s.url}/v1/chat/completions`, { token: s.userToken, headers: { 'x-request-id': `refused-${_name}` }, body: { model: 'refused', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(res.status).toBe(502);
+    expect(res.json.error).toEqual({ message: 'the relay could not connect to the upstream', type: 'upstream_error', code: 'upstream_unavailable', param: null });
+    expect(res.text).not.toMatch(RAW);
+    const usage = (await usageEvents(s)).find((e) => e.request_id === `refused-${_name}`);
+    expect(usage).toMatchObject({ status: 502, error_code: 'upstream_unavailable' });
+  });
+
+  it.skipIf(!mode.enabled)('the channel test endpoint: a hanging or refusing upstream is described for people, not by its exception', async () => {
+    upstream.mode = { kind: 'slow', delayMs: 1_500 };
+    const hanging = await call(`${s.url}/v1/admin/channels/${probedChannel.id}/test`, { method: 'POST', token: s.adminToken });
+    upstream.mode = { kind: 'reply' };
+    expect(hanging.status).toBe(200);
+    expect(hanging.json).toMatchObject({ ok: false, status: null, error: 'the upstream did not answer in time' });
+
+    const refused = await call(`${s.url}/v1/admin/channels/${refusedChannel.id}/test`, { method: 'POST', token: s.adminToken });
+    expect(refused.json).toMatchObject({ ok: false, status: null, error: 'the relay could not connect to the upstream' });
+    for (const res of [hanging, refused]) {
+      expect(res.json.error).not.toMatch(RAW);
+      expect(JSON.stringify(res.json.channel)).not.toMatch(/Headers Timeout Error|ECONNREFUSED/);
+    }
   });
 });

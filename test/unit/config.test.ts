@@ -15,7 +15,7 @@ describe('config', () => {
     const c = loadConfig({ SECRET });
     expect(c.server.port).toBe(8000);
     expect(c.metrics).toEqual({ enabled: true, port: 9090 });
-    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db' });
+    expect(c.eventStore).toEqual({ kind: 'sqlite', file: './data/events.db', readCacheBytes: 32 * 1024 * 1024 });
     expect(c.readModels).toEqual({ kind: 'sqlite', file: './data/readmodels.db' });
     expect(c.counters).toEqual({ kind: 'memory' });
     expect(c.dirs).toEqual({ data: './data', storage: './storage', logs: './logs' });
@@ -26,6 +26,9 @@ describe('config', () => {
     expect(c.auth.mfaEnabled).toBe(false);
     expect(c.files.maxSize).toBe(20 * 1024 * 1024);
     expect([c.projectorsThread, c.projectorsNice]).toEqual([true, 10]);
+    // Scale defaults (docs/decisions/0040) and request bounds.
+    expect(c.upstreamHttp).toEqual({ maxIdleConns: 100, maxConnsPerHost: 4096, idleConnTimeoutMs: 90_000, queueTimeoutMs: 5_000 });
+    expect([c.server.listenBacklog, c.server.maxJsonDepth]).toEqual([4096, 128]);
   });
 
   it('switches each store to its server when configured', () => {

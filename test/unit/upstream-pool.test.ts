@@ -14,7 +14,7 @@ import type { UpstreamRequest } from '../../src/relay/providers/provider.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
-const HTTP = { maxIdleConns: 10, maxConnsPerHost: 4, idleConnTimeoutMs: 5_000 };
+const HTTP = { maxIdleConns: 10, maxConnsPerHost: 4, idleConnTimeoutMs: 5_000, queueTimeoutMs: 0 };
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
@@ -285,6 +285,33 @@ describe('upstream pool', () => {
     const after = await pools.request(post('/after'));
     expect(await after.body.text()).toBe('/after');
     expect(seen.map((s) => s.path)).toEqual(['/busy', '/after']); // the queued one was never sent
+  });
+
+  it('fails a request that waited UPSTREAM_QUEUE_TIMEOUT for a connection with UpstreamBusyError; the gate serves in order', async () => {
+    seen = [];
+    const timedOut: string[] = [];
+    pools = new UpstreamPools({ ...HTTP, maxConnsPerHost: 1, queueTimeoutMs: 100 }, { firstByteTimeoutMs: 5_000, timeoutMs: 5_000 }, { queueTimedOut: (origin) => timedOut.push(origin) });
+    const release = deferred();
+    handle = async (req, res) => {
+      if (req.url === '/busy') await release.promise;
+      res.end(req.url);
+    };
+    const busy = pools.request(post('/busy'));
+    await until(() => seen.length === 1, 'the first request');
+    const late = pools.request(post('/late'));
+    expect(pools.stats()).toEqual([{ origin: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), queued: 1, active: 1, connected: 1 }]);
+    await expect(late).rejects.toMatchObject({ status: 503, code: 'upstream_busy', headers: { 'retry-after': '1' } });
+    expect(timedOut).toHaveLength(1);
+    expect(pools.stats()[0]).toMatchObject({ queued: 0, active: 1 });
+    // Two more wait; the connection comes free: they go in order, one at a time.
+    const second = pools.request(post('/second'));
+    const third = pools.request(post('/third'));
+    release.resolve();
+    expect(await (await busy).body.text()).toBe('/busy');
+    expect(await (await second).body.text()).toBe('/second');
+    expect(await (await third).body.text()).toBe('/third');
+    expect(seen.map((s) => s.path)).toEqual(['/busy', '/second', '/third']);
+    expect(pools.stats()[0]).toMatchObject({ queued: 0, active: 0 });
   });
 
   it('throws the signal reason from the iteration and from text() when aborted mid-body', async () => {

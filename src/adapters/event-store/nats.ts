@@ -669,6 +669,9 @@ export class NatsSubscription implements Subscription {
       markReady();
     }
     try {
+      // close() came while the consumer was being opened: stop it here. Its stop takes effect
+      // through the iterator (so does its close()), hence the iteration below all the same.
+      if (this.closing) this.feed.messages.stop();
       await this.deliverAll(this.feed);
       if (!this.closing) this.fail(new Error('JetStream consumer stopped delivering'));
     } catch (error) {
@@ -679,7 +682,6 @@ export class NatsSubscription implements Subscription {
   }
 
   private async deliverAll(feed: CommitFeed): Promise<void> {
-    if (this.closing) return;
     for await (const msg of feed.messages) {
       if (this.closing) {
         feed.settle(msg, false); // buffered but not handled: let another instance have it now

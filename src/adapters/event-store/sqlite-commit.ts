@@ -41,7 +41,7 @@ export interface EventRow {
  * events' data parsed) as the JSON text of exactly what reading it back would return. One string
  * rather than rows: posting it to another thread copies bytes instead of cloning hundreds of
  * objects, and the receiving connection parses it in one go (per usage event, about 2.5 µs less
- * across the writer thread and the two receiving threads; docs/benchmarks.md).
+ * across the writer thread and the two receiving threads; docs/history/benchmarks-2026-11-21.md).
  */
 export interface WrittenCommit {
   position: number;

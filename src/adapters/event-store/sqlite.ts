@@ -82,10 +82,26 @@ const toStored = (row: EventRow): StoredEvent => ({ ...row, data: JSON.parse(row
 const HANDED_OVER_COMMITS = 512;
 const HANDED_OVER_EVENTS = 4096;
 
+/** Reads the read cache keeps at most, whatever their size (each is one subscriber position). */
+const RECENT_READS = 32;
+
+/**
+ * Memory a stored event takes once parsed, estimated from its row: twice the length of its data's
+ * JSON (as objects, property slots and numbers take more room than as text) plus the other
+ * columns and the objects holding them. Rough, and meant to be: it bounds the cache's order of size.
+ */
+const EVENT_OVERHEAD_BYTES = 400;
+const estimatedEventBytes = (row: EventRow): number => 2 * row.data.length + EVENT_OVERHEAD_BYTES;
+
+/** Default bound of the read cache (EVENT_READ_CACHE_BYTES). */
+export const DEFAULT_READ_CACHE_BYTES = 32 * 1024 * 1024;
+
 export interface SqliteEventStoreOptions {
   file: string;
   /** How often to look for commits written by other processes (ms). */
   pollIntervalMs?: number;
+  /** Estimated bytes of recent reads kept for subscribers that read the same commits (0: none). */
+  readCacheBytes?: number;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -93,6 +109,7 @@ export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly appended = new EventEmitter();
   private readonly pollIntervalMs: number;
+  private readonly readCacheLimit: number;
   private readonly statements;
   /** Inline writer (in-memory log) or the writer thread (a file). */
   private readonly writeInline: CommitWriter | null;
@@ -117,6 +134,7 @@ export class SqliteEventStore implements EventStore {
     configureLogConnection(this.db);
     this.db.exec(SCHEMA);
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.readCacheLimit = options.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
     this.appended.setMaxListeners(0);
     this.writeInline = inMemory ? commitWriter(this.db) : null;
     if (inMemory) {
@@ -225,7 +243,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll({ after, limit = 1000 }: ReadAllOptions): Promise<Commit[]> {
-    return this.readAllUncached(after, limit); // callers of readAll want the log as it is now
+    return this.readAllUncached(after, limit).commits; // callers of readAll want the log as it is now
   }
 
   /**
@@ -233,29 +251,47 @@ export class SqliteEventStore implements EventStore {
    * views) wakes on the same append and reads the same commits: the first one reads and parses
    * them, the others share the result. A cached read is an immutable prefix of the log, so it is
    * never wrong, at worst short; empty reads are never cached, so tailing still sees new commits.
+   * Bounded by an estimate of the bytes it holds (readCacheBytes), not by a count of reads: a read
+   * of 500 usage batches is tens of megabytes, and subscribers catching up over a long log (live
+   * views after a start) would otherwise keep hundreds of megabytes of it alive.
    */
-  private readonly recentReads = new Map<string, Commit[]>();
+  private readonly recentReads = new Map<string, { commits: Commit[]; bytes: number }>();
+  private recentReadBytes = 0;
+
+  /** What the read cache holds now, in estimated bytes (tests, metrics). */
+  get readCacheBytes(): number {
+    return this.recentReadBytes;
+  }
 
   private readAllSync(after: number, limit: number): Commit[] {
     const cacheKey = `${after}:${limit}`;
     const cached = this.recentReads.get(cacheKey);
-    if (cached) return cached;
-    const result = this.readAllUncached(after, limit);
-    if (result.length > 0) {
-      this.recentReads.set(cacheKey, result);
-      if (this.recentReads.size > 32) this.recentReads.delete(this.recentReads.keys().next().value!);
+    if (cached) return cached.commits;
+    const read = this.readAllUncached(after, limit);
+    if (read.commits.length > 0 && read.bytes <= this.readCacheLimit) {
+      this.recentReads.set(cacheKey, read);
+      this.recentReadBytes += read.bytes;
+      // Oldest first (a Map iterates in arrival order).
+      for (const [key, entry] of this.recentReads) {
+        if (this.recentReadBytes <= this.readCacheLimit && this.recentReads.size <= RECENT_READS) break;
+        this.recentReads.delete(key);
+        this.recentReadBytes -= entry.bytes;
+      }
     }
-    return result;
+    return read.commits;
   }
 
-  private readAllUncached(after: number, limit: number): Commit[] {
+  /** The commits after `after`, and an estimate of the memory they take once parsed. */
+  private readAllUncached(after: number, limit: number): { commits: Commit[]; bytes: number } {
     const commits = this.statements.commitsAfter.all(after, limit);
-    if (commits.length === 0) return [];
+    if (commits.length === 0) return { commits: [], bytes: 0 };
     const byPosition = new Map<number, Commit>(commits.map((c) => [c.position, { position: c.position, stream: c.stream, events: [] }]));
+    let bytes = 0;
     for (const row of this.statements.eventsBetween.iterate(commits[0]!.position, commits.at(-1)!.position)) {
+      bytes += estimatedEventBytes(row);
       byPosition.get(row.position)?.events.push(toStored(row));
     }
-    return [...byPosition.values()];
+    return { commits: [...byPosition.values()], bytes };
   }
 
   async headPosition(): Promise<number> {

@@ -36,6 +36,8 @@ export class HttpParseError extends Error {
   constructor(
     readonly status: ParseErrorStatus,
     message: string,
+    /** The error code to answer with, when more specific than the status's. */
+    readonly code: string | null = null,
   ) {
     super(message);
   }
@@ -54,6 +56,11 @@ export interface RequestHead {
   keepAlive: boolean;
   /** `Expect: 100-continue` on an HTTP/1.1 request. */
   expectContinue: boolean;
+  /**
+   * An HTTP/1.1 request whose Expect field asks for something other than 100-continue: node:http
+   * answers it `417 Expectation Failed` (and so must whoever serves it, to stay alike).
+   */
+  expectUnsupported: boolean;
 }
 
 export interface ParserLimits {
@@ -77,6 +84,9 @@ const SP = 32;
 const HTAB = 9;
 const COLON = 58;
 const SEMICOLON = 59;
+const EQUALS = 61;
+const DQUOTE = 34;
+const BACKSLASH = 92;
 
 const enum State {
   Head,
@@ -386,10 +396,8 @@ export class RequestParser {
     }
     if (i === start) throw new HttpParseError(400, 'invalid chunk size');
     if (i < cr) {
-      // Only BWS ";" extensions may follow the size.
-      while (i < cr && (buf[i] === SP || buf[i] === HTAB)) i++;
       if (buf[i] !== SEMICOLON) throw new HttpParseError(400, 'invalid chunk size');
-      for (; i < cr; i++) if (FIELD_CHAR[buf[i]!] === 0) throw new HttpParseError(400, 'invalid chunk extension');
+      checkChunkExtensions(buf, i, cr);
     }
     this.off = lf + 1;
     if (size === 0) {
@@ -418,7 +426,7 @@ export class RequestParser {
       if (lf === start || buf[lf - 1] !== CR) throw new HttpParseError(400, 'bare LF in trailers');
       this.off = lf + 1;
       if (lf - 1 === start) return true;
-      checkFieldLine(buf, start, lf - 1);
+      checkTrailerLine(buf, start, lf - 1);
     }
   }
 
@@ -546,9 +554,14 @@ function parseHead(buf: Buffer, start: number, end: number): RequestHead {
     if (previous === undefined) {
       headers[name] = value;
     } else if (name === 'content-length') {
-      if (previous !== value) throw new HttpParseError(400, 'conflicting Content-Length headers');
+      // Even equal ones (RFC 9112 §6.3 would allow merging them): llhttp refuses, and so do we,
+      // so that node:http and this parser never disagree on a request's framing.
+      throw new HttpParseError(400, previous === value ? 'more than one Content-Length header' : 'conflicting Content-Length headers');
     } else if (name === 'host') {
       throw new HttpParseError(400, 'more than one Host header');
+    } else if (name === 'authorization') {
+      // Which credentials would count is a guess (node:http keeps the first): refused.
+      throw new HttpParseError(400, 'the request has more than one Authorization header; send one', 'duplicate_authorization');
     } else {
       headers[name] = previous + (name === 'cookie' ? '; ' : ', ') + value;
     }
@@ -560,8 +573,10 @@ function parseHead(buf: Buffer, start: number, end: number): RequestHead {
       ? connection === undefined || !hasToken(connection, 'close')
       : connection !== undefined && hasToken(connection, 'keep-alive') && !hasToken(connection, 'close');
   const expect = headers.expect;
-  const expectContinue = httpVersion === '1.1' && expect !== undefined && expect.length === 12 && expect.toLowerCase() === '100-continue';
-  return { method, url, path, httpVersion, headers, keepAlive, expectContinue };
+  // As node:http decides: only HTTP/1.1 requests, 100-continue anywhere in the value.
+  const expectContinue = httpVersion === '1.1' && expect !== undefined && EXPECT_CONTINUE.test(expect);
+  const expectUnsupported = httpVersion === '1.1' && expect !== undefined && !expectContinue;
+  return { method, url, path, httpVersion, headers, keepAlive, expectContinue, expectUnsupported };
 }
 
 /**
@@ -599,12 +614,67 @@ function knownHeaderName(buf: Buffer, start: number, end: number): string | unde
   return undefined;
 }
 
-/** A trailer field line buf[start, end) (without CRLF): name ":" value, checked like a header. */
-function checkFieldLine(buf: Buffer, start: number, end: number): void {
+/** node:http's test for 100-continue in an Expect value. */
+const EXPECT_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
+const CONTENT_LENGTH = Buffer.from('content-length', 'latin1');
+const TRANSFER_ENCODING = Buffer.from('transfer-encoding', 'latin1');
+
+/**
+ * A trailer field line buf[start, end) (without CRLF): name ":" value, checked like a header.
+ * Framing fields are refused there (as llhttp does): a trailer must not pretend to frame the
+ * message it ends.
+ */
+function checkTrailerLine(buf: Buffer, start: number, end: number): void {
   let i = start;
   while (i < end && TCHAR[buf[i]!] === 1) i++;
   if (i === start || buf[i] !== COLON) throw new HttpParseError(400, 'invalid trailer field');
+  if (sameNameIgnoringCase(buf, start, i, CONTENT_LENGTH) || sameNameIgnoringCase(buf, start, i, TRANSFER_ENCODING)) {
+    throw new HttpParseError(400, 'framing field in trailers');
+  }
   for (i++; i < end; i++) if (FIELD_CHAR[buf[i]!] !== 1) throw new HttpParseError(400, 'invalid trailer field');
+}
+
+function sameNameIgnoringCase(buf: Buffer, start: number, end: number, lower: Buffer): boolean {
+  if (end - start !== lower.length) return false;
+  for (let j = 0; j < lower.length; j++) {
+    let b = buf[start + j]!;
+    if (b >= 65 && b <= 90) b += 32;
+    if (b !== lower[j]) return false;
+  }
+  return true;
+}
+
+/**
+ * chunk-ext = *( ";" token [ "=" ( token / quoted-string ) ] ) in buf[i, end), i at the first ';'
+ * (RFC 9112 §7.1.1), with no whitespace anywhere: what llhttp accepts, so that node:http and this
+ * parser agree on where a chunk's data starts.
+ */
+function checkChunkExtensions(buf: Buffer, i: number, end: number): void {
+  while (i < end) {
+    if (buf[i] !== SEMICOLON) throw new HttpParseError(400, 'invalid chunk extension');
+    const nameStart = ++i;
+    while (i < end && TCHAR[buf[i]!] === 1) i++;
+    if (i === nameStart) throw new HttpParseError(400, 'invalid chunk extension');
+    if (i === end || buf[i] === SEMICOLON) continue;
+    if (buf[i] !== EQUALS) throw new HttpParseError(400, 'invalid chunk extension');
+    i++;
+    if (buf[i] === DQUOTE) {
+      // quoted-string: qdtext or quoted-pair, up to the closing quote.
+      for (i++; ; i++) {
+        if (i >= end) throw new HttpParseError(400, 'invalid chunk extension');
+        const c = buf[i]!;
+        if (c === DQUOTE) break;
+        if (c === BACKSLASH) i++;
+        if (i >= end || FIELD_CHAR[buf[i]!] === 0) throw new HttpParseError(400, 'invalid chunk extension');
+      }
+      i++;
+    } else {
+      const valueStart = i;
+      while (i < end && TCHAR[buf[i]!] === 1) i++;
+      if (i === valueStart) throw new HttpParseError(400, 'invalid chunk extension');
+    }
+  }
 }
 
 function sizeOf(parts: Buffer[]): number {

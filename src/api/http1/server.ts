@@ -354,7 +354,8 @@ class Connection {
   /** A head was parsed: keep it (true) or give the connection away / refuse it (false). */
   private take(head: RequestHead): boolean {
     let accepted = false;
-    if (head.method !== 'CONNECT') {
+    // CONNECT, and expectations node:http answers itself (417), are node:http's.
+    if (head.method !== 'CONNECT' && !head.expectUnsupported) {
       try {
         accepted = this.server.accepts(head.method, head.path, head.headers);
       } catch (error) {
@@ -467,7 +468,7 @@ class Connection {
     this.phase = Phase.Closing;
     // A client that never reads would otherwise keep the socket (destroySoon waits for the flush).
     this.deadline = Date.now() + LINGER_MS;
-    if (this.socket.writable) this.socket.write(errorResponse(error.status, error.message), 'latin1');
+    if (this.socket.writable) this.socket.write(errorResponse(error.status, error.message, error.code), 'latin1');
     this.socket.destroySoon();
   }
 
@@ -854,7 +855,7 @@ function httpDate(): string {
 }
 
 /** A complete answer to a request that cannot be served; the connection closes after it. */
-function errorResponse(status: number, message: string): string {
-  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', code: ERROR_CODES[status] ?? 'bad_request' } });
+function errorResponse(status: number, message: string, code: string | null): string {
+  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', code: code ?? ERROR_CODES[status] ?? 'bad_request', param: null } });
   return `${statusLine(status)}Date: ${httpDate()}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

@@ -7,13 +7,28 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Principal } from '../../auth/tokens.js';
-import { auditHistory, auditReplay } from '../../audit/replay.js';
+import { openSqlDatabase } from '../../adapters/sql/database.js';
+import { auditHistory, auditReplay, type AuditDeps } from '../../audit/replay.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { projections } from '../../projections/index.js';
 import { requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { EntityId, isOperator } from './tenants.js';
 import { Instant } from './usage.js';
+
+/** The audit's dependencies in this application: embedded SQLite gets a connection of the audit's own (its long read must not hold the app's). */
+function auditDeps(ctx: AppContext): AuditDeps {
+  const readModels = ctx.config.readModels;
+  return {
+    store: ctx.store,
+    live: ctx.sql.db,
+    liveDialect: ctx.sql.dialect,
+    openLiveReader: readModels.kind === 'sqlite' ? () => openSqlDatabase(readModels) : undefined,
+    logger: ctx.logger,
+    projections,
+    settings: { ...ctx.config.audit, secret: ctx.config.secret },
+  };
+}
 
 export const AuditReplayRequest = z.object({
   tenant_id: EntityId.optional().describe("default: the caller's tenant (operators may name any)"),
@@ -52,6 +67,14 @@ export const AuditReportView = z.object({
     )
     .describe("events of the tenant (up to `to`) an audited projection could not apply and quarantined: each counts as a difference"),
   differences: z.number().int().describe('0: the live read models agree with the log'),
+  replay: z
+    .object({
+      from_snapshot: z.object({ id: z.string(), positions: z.record(z.string(), z.number().int()) }).nullable().describe('the audit snapshot the replay continued from (null: the log from its beginning)'),
+      rejected_snapshots: z.array(z.string()).describe('snapshots whose seal did not match their contents: not used'),
+      events_replayed: z.number().int(),
+      saved_snapshot: z.string().nullable().describe('the snapshot this audit saved, if any'),
+    })
+    .describe('how the replay was made'),
 });
 
 export const AuditHistoryQuery = z.object({
@@ -101,7 +124,7 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         const from = new Date(request.body.from);
         const to = new Date(request.body.to);
         if (!(from.getTime() < to.getTime())) throw new BadRequestError('`from` must be before `to`', 'invalid_period', 'from');
-        return auditReplay({ store: ctx.store, live: ctx.sql.db, logger: ctx.logger, projections }, { tenantId, from, to });
+        return auditReplay(auditDeps(ctx), { tenantId, from, to });
       },
     );
 

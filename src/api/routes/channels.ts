@@ -158,7 +158,7 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         await read(principal.tenantId, id); // 404 for unknown / foreign ids
         const entry = ctx.views.channels.state.get(id);
         if (!entry) throw new NotFoundError('channel not found', 'channel_not_found');
-        const result = await probeChannel(entry.channel, ctx.pools);
+        const result = await probeChannel(entry.channel, ctx.pools, undefined, ctx.logger);
         const context = { tenantId: principal.tenantId, causationId: request.id };
         const tested = await ctx.commands.execute(channels, id, { type: 'RecordChannelTest', ok: result.ok, status: result.status, latencyMs: result.latencyMs, error: result.error }, context);
         const cooldownUntil = result.ok ? null : Date.now() + ctx.config.relay.cooldownMs;

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ProjectionStatus } from '../../projections/runtime/runner.js';
+import type { Logger } from '../../logger.js';
 import type { AppContext } from '../context.js';
 
 const Check = z.object({ status: z.enum(['up', 'down']), kind: z.string(), latency_ms: z.number(), error: z.string().optional() });
@@ -27,13 +28,22 @@ export const HealthResponse = z.object({
     .describe("this instance's usage journal (docs/decisions/0020-usage-journal.md)"),
 });
 
-async function probe(kind: string, ping: () => Promise<void>, timeoutMs = 2000): Promise<z.infer<typeof Check>> {
+class NoAnswer extends Error {}
+
+/**
+ * One dependency check. /health is public: a failure says what failed in our words, never the
+ * driver's exception (it names hosts, ports, users); the exception goes to the log.
+ */
+async function probe(kind: string, ping: () => Promise<void>, logger: Logger, timeoutMs = 2000): Promise<z.infer<typeof Check>> {
   const started = performance.now();
   try {
-    await Promise.race([ping(), new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
+    await Promise.race([ping(), new Promise((_, reject) => setTimeout(() => reject(new NoAnswer()), timeoutMs).unref())]);
     return { status: 'up', kind, latency_ms: Math.round((performance.now() - started) * 100) / 100 };
   } catch (error) {
-    return { status: 'down', kind, latency_ms: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
+    const latency_ms = Math.round(performance.now() - started);
+    if (error instanceof NoAnswer) return { status: 'down', kind, latency_ms, error: `no answer within ${timeoutMs} ms` };
+    logger.warn({ err: error, kind }, 'health check failed');
+    return { status: 'down', kind, latency_ms, error: `the ${kind} check failed (details in the log)` };
   }
 }
 
@@ -41,14 +51,18 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   const readiness = async () => {
     let statuses: ProjectionStatus[] = [];
     const [eventStore, readModels, counters, projectors] = await Promise.all([
-      probe(ctx.store.kind, () => ctx.store.ping()),
-      probe(ctx.sql.dialect, () => ctx.sql.ping()),
-      probe(ctx.counters.kind, () => ctx.counters.ping()),
+      probe(ctx.store.kind, () => ctx.store.ping(), ctx.logger),
+      probe(ctx.sql.dialect, () => ctx.sql.ping(), ctx.logger),
+      probe(ctx.counters.kind, () => ctx.counters.ping(), ctx.logger),
       // The projectors (in their own thread by default) answer with their progress: a projector
       // thread that died makes the instance unready, so that it gets restarted.
-      probe(ctx.config.projectorsThread ? 'thread' : 'inline', async () => {
-        statuses = await ctx.runner.status();
-      }),
+      probe(
+        ctx.config.projectorsThread ? 'thread' : 'inline',
+        async () => {
+          statuses = await ctx.runner.status();
+        },
+        ctx.logger,
+      ),
     ]);
     const checks = { event_store: eventStore, read_models: readModels, counters, projectors };
     const ready = Object.values(checks).every((c) => c.status === 'up');

@@ -10,6 +10,7 @@ import type { FastifyReply } from 'fastify';
 import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
 import { ModelList, type ChatEndpoint } from '../chat-endpoint.js';
+import { errorResponseSchema } from '../errors.js';
 
 /** The relay's response side on a fastify reply: whole answers through fastify, streams on the raw response. */
 export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
@@ -65,7 +66,15 @@ export function relayRoutes(endpoint: ChatEndpoint): FastifyPluginAsyncZod {
       tags: ['relay'],
       summary: 'Create a chat completion (OpenAI-compatible; `stream: true` answers text/event-stream)',
       body: ChatCompletionRequest,
-      response: { 200: ChatCompletion.describe('with stream: true, a text/event-stream of chat.completion.chunk objects ending in data: [DONE]') },
+      response: {
+        200: ChatCompletion.describe('with stream: true, a text/event-stream of chat.completion.chunk objects ending in data: [DONE]'),
+        400: errorResponseSchema(
+          'invalid_json (not JSON), json_too_deep (nested deeper than MAX_JSON_DEPTH), duplicate_authorization (more than one Authorization header), invalid_request (a field; param names it), unsupported_parameter (a value the provider cannot take)',
+        ),
+        502: errorResponseSchema('upstream_error (upstream 5xx), upstream_auth_failed, upstream_unavailable (no connection), upstream_connection_lost, bad_upstream_response, upstream_response_too_large'),
+        503: errorResponseSchema('no_available_channels, upstream_busy (every connection to the upstream busy for UPSTREAM_QUEUE_TIMEOUT; see Retry-After), maintenance'),
+        504: errorResponseSchema('upstream_timeout (no answer within RELAY_FIRST_BYTE_TIMEOUT, or silence over RELAY_TIMEOUT)'),
+      },
     };
     for (const url of ['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']) {
       const deprecatedAlias = url === '/v1/chat';

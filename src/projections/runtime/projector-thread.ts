@@ -17,7 +17,7 @@ serveThread(async ({ config }: { config: Config }) => {
   const logger = createLogger(config.server.logLevel, threadLogDestination);
   // Folding a usage batch is milliseconds of CPU at a time; at the default priority the kernel
   // lets it finish its slice while a request that just became ready waits for the core, which
-  // was most of the relay's tail latency (docs/benchmarks.md). Lower, it yields at once and
+  // was most of the relay's tail latency (docs/history/benchmarks-2026-11-21.md). Lower, it yields at once and
   // still gets every idle moment, and a share of a busy core, to keep up.
   let priority: ReturnType<typeof lowerThreadPriority> = null;
   try {
@@ -35,6 +35,7 @@ serveThread(async ({ config }: { config: Config }) => {
     start: () => runner.start(),
     status: () => runner.status(),
     rebuild: (name: string) => runner.rebuild(name),
+    rebuildTogether: (names: readonly string[]) => runner.rebuildTogether(names),
     /** The thread's id and niceness (null: not lowered). */
     priority: () => priority,
     waitFor: ({ position, options }: { position: number; options: WaitForOptions }) => runner.waitFor(position, options),

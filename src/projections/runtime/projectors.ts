@@ -22,6 +22,8 @@ export interface Projectors {
   status(): Promise<ProjectionStatus[]>;
   /** Drops one projection's state and replays it from the log; resolves once caught up. */
   rebuild(name: string): Promise<void>;
+  /** Drops several projections' state and replays the log into them in one pass (runner.ts). */
+  rebuildTogether(names: readonly string[]): Promise<void>;
 }
 
 export class ProjectorThread implements Projectors {
@@ -60,6 +62,10 @@ export class ProjectorThread implements Projectors {
 
   rebuild(name: string): Promise<void> {
     return this.running().call('rebuild', name);
+  }
+
+  rebuildTogether(names: readonly string[]): Promise<void> {
+    return this.running().call('rebuildTogether', names);
   }
 
   /** The thread's id and niceness, as PROJECTORS_NICE set them (null: left as it was). */

@@ -12,6 +12,8 @@
  *
  * Rebuild: reset the tables, set the checkpoint to 0 and bump the generation in one transaction.
  * A projector still running the old generation notices at its next write and restarts.
+ * Projections rebuilt together share one read of the log, and each checkpoint ends at the last
+ * commit the rebuild read (rebuildTogether).
  */
 import { preparedStatement } from '../../adapters/sql/compiled.js';
 import type { Logger } from '../../logger.js';
@@ -46,13 +48,29 @@ interface Running {
   relevant: ReadonlySet<string>;
   /** Pending write of a checkpoint that only skipped irrelevant commits. */
   skipTimer: NodeJS.Timeout | null;
+  /** Commits the next catch-up read asks for (nextReadLimit). */
+  readLimit: number;
 }
 
 /** How long a checkpoint that only passed over irrelevant commits may wait to be stored. */
 const SKIP_CHECKPOINT_DELAY_MS = 50;
 
-/** Commits per read of the log while catching up. */
+/** Commits per read of the log while catching up, at most. */
 const REPLAY_BATCH = 500;
+
+/**
+ * Events a catch-up read aims at. The log is read by commits, and a commit of the usage publisher
+ * holds up to 500 events: 500 of them were 100,000+ events per read, hundreds of megabytes once
+ * parsed (twice over, with the next read in flight). So the next read asks for as many commits as
+ * make about this many events, judging by the last read.
+ */
+const REPLAY_BATCH_EVENTS = 20_000;
+
+/** How many commits the next catch-up read asks for, given what the last one held. */
+export function nextReadLimit(commits: number, events: number, targetEvents: number, maxCommits = REPLAY_BATCH): number {
+  if (commits === 0 || events <= commits) return maxCommits;
+  return Math.max(1, Math.min(maxCommits, Math.floor((targetEvents * commits) / events)));
+}
 
 /**
  * Relevant events one transaction applies at most when several commits are waiting (a catch-up
@@ -103,7 +121,7 @@ export class ProjectionRunner {
     private readonly db: ReadModelDb,
     private readonly projections: readonly Projection[],
     private readonly logger: Logger,
-    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number } = {},
+    private readonly options: { retryDelayMs?: number; applyAttempts?: number; applyRetryDelayMs?: number; replayBatchEvents?: number; replayBatchCommits?: number } = {},
   ) {
     const names = new Set<string>();
     for (const p of projections) {
@@ -149,40 +167,86 @@ export class ProjectionRunner {
   /** Drops the projection's state and replays it from the log. Resolves once caught up to the
    * head position as of the call (the projection keeps tailing afterwards if started). */
   async rebuild(name: string): Promise<void> {
-    const projection = this.find(name);
+    await this.rebuildTogether([name]);
+  }
+
+  /**
+   * Drops the named projections' state and replays the log into all of them in ONE pass: each
+   * batch of commits is read once and handed to every projection, each applying it in its own
+   * transactions with its own checkpoint (and quarantine). Reading and parsing the log is most of
+   * what a replay costs, so rebuilding nine projections together costs little more than one.
+   * Resolves once every one has reached the head position as of the call, and its checkpoint is
+   * stored there (commits it does not read included): a restart then starts from the head.
+   */
+  async rebuildTogether(names: readonly string[]): Promise<void> {
+    const chosen = [...new Set(names)].map((name) => this.find(name));
+    const generations = new Map<string, number>();
+    for (const projection of chosen) generations.set(projection.name, await this.reset(projection));
+    this.logger.info({ projections: chosen.map((p) => p.name), generations: Object.fromEntries(generations) }, 'projections reset; replaying the log');
+    const head = await this.store.headPosition();
+    const running = chosen.filter((p) => this.running.has(p.name));
+    const offline = chosen.filter((p) => !this.running.has(p.name));
+    // Running projections relaunch together, so they share their reads (readBatch).
+    await Promise.all(running.map((p) => this.relaunch(p.name, 0, generations.get(p.name)!)));
+    await Promise.all([
+      running.length > 0 ? this.waitFor(head, { projections: running.map((p) => p.name), timeoutMs: Infinity }) : undefined,
+      offline.length > 0 ? this.catchUpTogether(offline.map((p) => this.newState(p, 0, generations.get(p.name)!)), head) : undefined,
+    ]);
+  }
+
+  /** Empties a projection's tables and quarantine and moves its checkpoint to 0 of a new generation. */
+  private async reset(projection: Projection): Promise<number> {
     await this.ensureCheckpoint(projection); // a fresh database has no checkpoint row yet
-    const generation = await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       await projection.reset(trx);
-      await clearQuarantine(trx, name);
-      const row = await trx.selectFrom('projection_checkpoints').select('generation').where('name', '=', name).executeTakeFirst();
+      await clearQuarantine(trx, projection.name);
+      const row = await trx.selectFrom('projection_checkpoints').select('generation').where('name', '=', projection.name).executeTakeFirst();
       const next = (row?.generation ?? 0) + 1;
       await this.writeCheckpoint(trx, projection, 0, next);
       return next;
     });
-    this.logger.info({ projection: name, generation }, 'projection reset; replaying the log');
-    const head = await this.store.headPosition();
-    if (this.running.has(name)) {
-      await this.relaunch(name, 0, generation);
-      await this.waitFor(head, { projections: [name] });
-    } else {
-      await this.catchUpOnce(projection, generation, head);
-    }
   }
 
   /** Replays into the projection up to `head` without tailing (used by the CLI). */
   async catchUpOnce(projection: Projection, generation: number, head: number): Promise<void> {
-    await this.replay(this.newState(projection, 0, generation), head, () => false);
+    await this.catchUpTogether([this.newState(projection, 0, generation)], head);
+  }
+
+  /**
+   * Applies the log up to `until` to every state, reading each batch once (the next one is read
+   * while this one is applied), then stores every checkpoint at the last commit read: a
+   * projection whose last relevant event is far behind the head would otherwise keep its
+   * checkpoint there (commits it skips are stored only by a debounced timer, which a one-shot
+   * command does not outlive), and the next start would read the log again from there.
+   */
+  private async catchUpTogether(states: readonly Running[], until: number): Promise<void> {
+    let after = Math.min(...states.map((s) => s.position));
+    let limit = this.options.replayBatchCommits ?? REPLAY_BATCH;
+    let next = after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
+    for (;;) {
+      const commits = await next;
+      const beyond = commits.findIndex((commit) => commit.position > until); // `until` is a bound, not a hint
+      const batch = beyond < 0 ? commits : commits.slice(0, beyond);
+      if (batch.length === 0) break;
+      after = batch.at(-1)!.position;
+      limit = this.nextReadLimit(commits);
+      next = beyond < 0 && after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
+      next.catch(() => undefined); // awaited next round; a failure of this round must not leave it unhandled
+      await Promise.all(states.map((state) => this.applyInGroups(state, batch, () => false)));
+    }
+    await Promise.all(states.map((state) => this.storeSkippedPosition(state)));
   }
 
   private newState(projection: Projection, after: number, generation: number): Running {
-    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null };
+    return { projection, generation, position: after, subscription: null, catchUp: null, retryTimer: null, relevant: new Set(projection.eventTypes), skipTimer: null, readLimit: this.options.replayBatchCommits ?? REPLAY_BATCH };
   }
 
   /** Applies commits after state.position up to `until`, reading the log in batches. */
   private async replay(state: Running, until: number, cancelled: () => boolean): Promise<void> {
     while (state.position < until && !cancelled()) {
-      const commits = await this.readBatch(state.position);
+      const commits = await this.readBatch(state.position, state.readLimit);
       if (commits.length === 0) break;
+      state.readLimit = this.nextReadLimit(commits);
       const beyond = commits.findIndex((commit) => commit.position > until); // `until` is a bound, not a hint
       await this.applyInGroups(state, beyond < 0 ? commits : commits.slice(0, beyond), cancelled);
       if (beyond >= 0) return;
@@ -222,10 +286,10 @@ export class ProjectionRunner {
    * of what a fresh read returns, at worst shorter, which replay handles like any batch (it reads
    * on from the last commit). Empty and failed reads are not kept.
    */
-  private readBatch(after: number): Promise<Commit[]> {
+  private readBatch(after: number, limit: number): Promise<Commit[]> {
     const kept = this.sharedReads.get(after);
     if (kept) return kept;
-    const read = this.store.readAll({ after, limit: REPLAY_BATCH });
+    const read = this.store.readAll({ after, limit });
     this.sharedReads.set(after, read);
     if (this.sharedReads.size > SHARED_READS) this.sharedReads.delete(this.sharedReads.keys().next().value!);
     const forget = () => {
@@ -233,6 +297,11 @@ export class ProjectionRunner {
     };
     read.then((commits) => commits.length === 0 && forget(), forget);
     return read;
+  }
+
+  private nextReadLimit(commits: readonly Commit[]): number {
+    const { replayBatchEvents = REPLAY_BATCH_EVENTS, replayBatchCommits = REPLAY_BATCH } = this.options;
+    return nextReadLimit(commits.length, eventCount(commits), replayBatchEvents, replayBatchCommits);
   }
 
   /** Current position and lag of every projection. */
@@ -501,6 +570,8 @@ export class ProjectionRunner {
       .execute();
   }
 }
+
+const eventCount = (commits: readonly Commit[]) => commits.reduce((n, commit) => n + commit.events.length, 0);
 
 /** Used by tests and the CLI to look at a checkpoint row directly. */
 export async function readCheckpoint(db: ReadModelDb, name: string): Promise<number> {
