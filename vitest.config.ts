@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 20_000,
+    testTimeout: 60_000, // tests that spawn the CLI load the code through tsx: seconds each on a busy machine
     hookTimeout: 30_000,
     pool: 'forks',
     reporters: ['default'],
