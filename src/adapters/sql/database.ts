@@ -127,6 +127,10 @@ async function createDialect(config: ReadModelConfig): Promise<Dialect> {
       // listener it would end the process. The pool discards that connection and opens a new one
       // on the next query (which fails while the database is down, and is retried by its caller).
       pool.on('error', () => undefined);
+      // The same drop while a connection is checked out (between two statements of a transaction)
+      // is an 'error' on that client, which the pool does not listen to then; its next query fails
+      // instead, and the transaction with it.
+      pool.on('connect', (client) => client.on('error', () => undefined));
       return new PostgresDialect({ pool });
     }
   }
