@@ -14,7 +14,6 @@ import { migrateToLatest } from './adapters/sql/migrate.js';
 import type { AppContext } from './api/context.js';
 import { Metrics, startMetricsServer } from './api/metrics.js';
 import { bodyLimitOf, buildServer } from './api/server.js';
-import { ChatEndpoint } from './api/chat-endpoint.js';
 import { createRelayServer } from './api/relay-server.js';
 import { loadRbac } from './auth/rbac.js';
 import { RecoveryCodeHasher } from './auth/recovery-codes.js';
@@ -41,6 +40,9 @@ import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from './presets/builtin.js';
 import { ChannelHealth } from './relay/channel-health.js';
 import { Relay } from './relay/relay.js';
+import { RelayGate } from './relay/gate.js';
+import { Callers } from './relay/access/caller.js';
+import { chatCompletionsIngress } from './relay/ingress/chat-completions.js';
 import { Router } from './relay/router.js';
 import { UpstreamPools } from './relay/upstream-pool.js';
 import { UsagePublisher } from './relay/usage-publisher.js';
@@ -155,7 +157,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   usage.start();
   const billing = new BillingGate(() => billingView.state);
   const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing, config.access.quotaReserveCompletionTokens);
-  const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, usage, settings: config.relay, logger });
+  const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, settings: config.relay, logger });
 
   const tokens = createTokenService(config);
   // Every authenticated request: refused at once when the user is not one of the token's tenant or
@@ -171,6 +173,14 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
   );
   const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
+  const gate = new RelayGate({
+    callers: new Callers(keyGate, () => keysView.state, tokens, rbac),
+    keyGate,
+    billing,
+    relay,
+    usage,
+    ingress: { chatCompletions: chatCompletionsIngress(sql.db) },
+  });
 
   const ctx: AppContext = {
     config,
@@ -195,7 +205,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     secrets,
     keyGate,
     billing,
-    relay,
+    gate,
     pools,
     health,
     usage,
@@ -227,7 +237,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       let url: string;
       if (config.server.relayFastPath) {
         await server.ready();
-        front = createRelayServer(ctx, new ChatEndpoint(ctx), server.server, bodyLimitOf(config));
+        front = createRelayServer(ctx, server.server, bodyLimitOf(config));
         url = await listenOn(front, listenOptionsOf(config));
       } else {
         url = await server.listen(listenOptionsOf(config));

@@ -19,7 +19,7 @@ import type { ChannelDirectory } from '../projections/channels.js';
 import type { ActiveSessions } from '../projections/sessions.js';
 import type { MaintenanceView } from '../projections/maintenance.js';
 import type { ChannelHealth } from '../relay/channel-health.js';
-import type { Relay } from '../relay/relay.js';
+import type { RelayGate } from '../relay/gate.js';
 import type { UpstreamPools } from '../relay/upstream-pool.js';
 import type { UsagePublisher } from '../relay/usage-publisher.js';
 import type { LiveView } from '../projections/runtime/live-view.js';
@@ -55,7 +55,8 @@ export interface AppContext {
   keyGate: KeyGate;
   /** Billing on the relay: relay_disabled, admission (insufficient_quota), prices (see src/relay/access/billing-gate.ts). */
   billing: BillingGate;
-  relay: Relay;
+  /** Every relay request passes it (src/relay/gate.ts). */
+  gate: RelayGate;
   pools: UpstreamPools;
   health: ChannelHealth;
   usage: UsagePublisher;

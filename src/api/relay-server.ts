@@ -5,7 +5,7 @@
  * fastify's request lifecycle were about a third of what the serving thread spent on each one
  * (docs/history/benchmarks-2026-11-21.md). So the listening socket belongs to a lean server that answers
  * `POST /v1/chat/completions` (and its aliases) and `GET /v1/models` — what an API client calls —
- * itself, through the same ChatEndpoint as fastify's routes; every other request goes to fastify's
+ * itself, through the same relay gate (src/relay/gate.ts) as fastify's routes; every other request goes to fastify's
  * node:http server untouched, with its connection (a keep-alive connection is handed over at its
  * first other request and stays with fastify). Requests that need fastify's extras are handed over too:
  * maintenance mode (admins still get through there) and bodies that are not JSON (415).
@@ -15,7 +15,6 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import { requestIdOf, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
-import type { ChatEndpoint } from './chat-endpoint.js';
 import type { AppContext } from './context.js';
 import { appErrorResponse, errorBody } from './errors.js';
 import { parseJsonBody } from './json-body.js';
@@ -34,7 +33,7 @@ const DEPRECATED_CHAT_OPTIONS = Object.freeze({ deprecatedAlias: true });
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-/** One request on the lean server, as the endpoint and the access checks read it. */
+/** One request on the lean server, as the gate and the access checks read it. */
 class RelayRequest implements HttpRequestLike {
   constructor(
     readonly method: string,
@@ -46,7 +45,7 @@ class RelayRequest implements HttpRequestLike {
 
 type RequestLabels = Readonly<{ method: string; route: string; status_code: string }>;
 
-export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallback: HttpServer, bodyLimit: number): Http1Server {
+export function createRelayServer(ctx: AppContext, fallback: HttpServer, bodyLimit: number): Http1Server {
   const { logger, metrics } = ctx;
   const debug = logger.isLevelEnabled('debug');
   const maxJsonDepth = ctx.config.server.maxJsonDepth;
@@ -74,11 +73,11 @@ export function createRelayServer(ctx: AppContext, endpoint: ChatEndpoint, fallb
     response.setHeader('x-request-id', request.id);
     try {
       if (path === MODELS_PATH) {
-        response.send(200, JSON_HEADERS, JSON.stringify(await endpoint.models(request)));
+        response.send(200, JSON_HEADERS, JSON.stringify(await ctx.gate.models(request)));
         return;
       }
       const body = parseJsonBody(req.body.toString('utf8'), maxJsonDepth);
-      await endpoint.handle(request, response, body, path === '/v1/chat' ? DEPRECATED_CHAT_OPTIONS : CHAT_OPTIONS);
+      await ctx.gate.chatCompletions(request, response, body, path === '/v1/chat' ? DEPRECATED_CHAT_OPTIONS : CHAT_OPTIONS);
     } catch (error) {
       if (res.headersSent) throw error; // mid-stream: the server ends the connection
       const answer = appErrorResponse(error);

@@ -21,7 +21,6 @@ import { maintenanceRoutes } from './routes/maintenance.js';
 import { presetRoutes } from './routes/presets.js';
 import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
-import { ChatEndpoint } from './chat-endpoint.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 import { systemRoutes } from './routes/system.js';
 import { tenantRoutes } from './routes/tenants.js';
@@ -111,7 +110,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(tenantRoutes(ctx));
   await app.register(userRoutes(ctx));
   await app.register(channelRoutes(ctx));
-  await app.register(relayRoutes(new ChatEndpoint(ctx)));
+  await app.register(relayRoutes(ctx.gate));
   await app.register(keyRoutes(ctx));
   await app.register(billingRoutes(ctx));
   await app.register(subscriptionRoutes(ctx));

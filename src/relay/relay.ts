@@ -2,13 +2,12 @@
  * The relay's hot path: one OpenAI chat-completions request in, the same shape out, whatever the
  * provider. Picks channels (router), converts (providers), calls upstream through the pooled
  * undici client, retries what is retryable on the next channel with exponential backoff, streams
- * without buffering, feeds channel health, and publishes exactly one usage event per request.
+ * without buffering, feeds channel health, and fills the request's usage (the gate publishes it).
  */
 import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
 import { AppError, ServiceUnavailableError, UpstreamBusyError, UpstreamFaultError } from '../errors.js';
-import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { Logger } from '../logger.js';
 import { ownValue } from '../own.js';
 import type { ChannelHealth } from './channel-health.js';
@@ -20,27 +19,26 @@ import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
 import { SSE_DONE, sseData } from './sse.js';
 import { countPromptTokens, countTokens } from './tokens.js';
 import type { UpstreamHeaders, UpstreamPools, UpstreamResponse } from './upstream-pool.js';
-import type { UsagePublisher } from './usage-publisher.js';
-import { HeldBackResponse } from './held-response.js';
+import type { HeldBackResponse } from './held-response.js';
+import type { RequestUsage } from './request-usage.js';
 
-/** Who is calling the relay, as authentication resolved it. */
-export interface RelayCaller {
-  tenantId: string;
-  userId: string | null;
-  keyId: string | null;
-  /** Channel ids this caller may use (API key restrictions); undefined = all of the tenant's. */
-  allowedChannelIds?: ReadonlySet<string>;
-  /** The model to route when the caller's key resolved an alias (the client's name is still reported). */
-  model?: string;
-  /** Called once with the request's final usage, before it is published (API key settlement). */
-  onFinish?: (usage: UsageData) => void;
+/** One admitted request, as the gate hands it to the relay. */
+export interface RelayExchange {
+  readonly requestId: string;
+  readonly tenantId: string;
+  /** Where the answer goes; its last bytes wait for the usage event (the gate releases them). */
+  readonly response: HeldBackResponse;
+  readonly body: ChatCompletionRequest;
+  /** The model to route: the key's alias resolved (the client's own name is still the one reported). */
+  readonly model: string;
+  /** Filled here: channel, provider, tokens, status, time to first byte. */
+  readonly usage: RequestUsage;
 }
 
 export interface RelayDeps {
   router: Router;
   pools: UpstreamPools;
   health: ChannelHealth;
-  usage: UsagePublisher;
   settings: Config['relay'];
   logger: Logger;
 }
@@ -240,91 +238,51 @@ class LazyResponseMeta implements ResponseMeta {
   }
 }
 
+/** One request inside the relay: the exchange, and what every attempt at it shares. */
+interface Exchange extends RelayExchange {
+  readonly meta: ResponseMeta;
+  readonly gone: ClientGone;
+}
+
+/** One try at one channel. */
+interface Attempt {
+  readonly candidate: Candidate;
+  readonly provider: Provider;
+  readonly ctx: ProviderContext;
+  readonly upstream: UpstreamResponse;
+}
+
 export class Relay {
   constructor(private readonly deps: RelayDeps) {}
 
-  /** GET /v1/models data for a caller. */
-  models(caller: RelayCaller): string[] {
-    return this.deps.router.models(caller.tenantId);
+  /** The models the tenant's channels serve (GET /v1/models). */
+  models(tenantId: string): string[] {
+    return this.deps.router.models(tenantId);
   }
 
-  /** A request refused before any upstream call (invalid body): recorded, then thrown. */
-  async reject(request: HttpRequestLike, caller: RelayCaller, error: AppError, rawBody: unknown): Promise<never> {
-    const body = (rawBody ?? {}) as { model?: unknown; stream?: unknown };
-    const usage = this.newUsage(request, caller, typeof body.model === 'string' ? body.model : '', body.stream === true, new Date());
-    usage.status = error.status;
-    usage.error_code = error.code;
-    caller.onFinish?.(usage);
-    // The error answer goes once the usage event is durable, like every answer.
-    await this.deps.usage.publish(usage);
-    throw error;
-  }
-
-  private newUsage(request: Pick<HttpRequestLike, 'id'>, caller: RelayCaller, model: string, stream: boolean, startedAt: Date): UsageData {
-    return {
-      request_id: request.id,
-      tenant_id: caller.tenantId,
-      user_id: caller.userId,
-      key_id: caller.keyId,
-      channel_id: null,
-      provider: null,
-      model_requested: model,
-      model_served: null,
-      prompt_tokens: 0,
-      completion_tokens: 0,
-      total_tokens: 0,
-      usage_source: 'none',
-      stream,
-      status: 200,
-      error_code: null,
-      latency_ms: 0,
-      ttft_ms: null,
-      attempts: 0,
-      started_at: startedAt.toISOString(),
-    };
-  }
-
-  async chatCompletions(request: HttpRequestLike, clientResponse: RelayResponse, input: ChatCompletionRequest, caller: RelayCaller): Promise<void> {
-    // The one place answers wait for their usage event: see HeldBackResponse. (Error answers are
-    // rendered by the server after this returns, so they wait too.)
-    const response = new HeldBackResponse(clientResponse);
-    const startedAt = new Date();
-    const t0 = performance.now();
-    const usage = this.newUsage(request, caller, input.model, input.stream === true, startedAt);
-
+  /** Routes, calls upstream (retrying on the next channel), answers, and fills the usage. */
+  async complete(exchange: RelayExchange): Promise<void> {
+    const { body: input, usage, response } = exchange;
     // Client gone: stop the upstream request too.
     const gone = new ClientGone();
     const onClose = () => gone.abort(new Error('client disconnected'));
     response.onClose(onClose);
-
     try {
-      const { body, model, providers } = this.applyRequestMapping(caller.model === undefined ? input : { ...input, model: caller.model });
-      usage.model_routed = model; // billing prices the request by it
-      const candidates = this.deps.router.candidates({ tenantId: caller.tenantId, model, providers, allowedChannelIds: caller.allowedChannelIds });
+      const { body, model, providers } = this.applyRequestMapping(exchange.model === input.model ? input : { ...input, model: exchange.model });
+      usage.data.model_routed = model; // billing prices the request by it
+      const candidates = this.deps.router.candidates({ tenantId: exchange.tenantId, model, providers });
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
-      const meta = new LazyResponseMeta(Math.floor(startedAt.getTime() / 1000), input.model, input.stream_options?.include_usage === true);
-      await this.attempt(request, response, body, candidates, meta, usage, gone, t0);
-    } catch (error) {
-      if (error instanceof AppError) {
-        usage.status = error.status;
-        usage.error_code = error.code;
-      } else {
-        usage.status = 500;
-        usage.error_code = 'internal_error';
-      }
-      throw error;
+      const created = Math.floor(usage.startedAt.getTime() / 1000);
+      const meta = new LazyResponseMeta(created, input.model, input.stream_options?.include_usage === true);
+      await this.attempt({ ...exchange, body, meta, gone }, candidates);
     } finally {
       response.offClose(onClose);
-      if (gone.aborted && usage.error_code === null) {
-        usage.status = 499;
-        usage.error_code = 'client_disconnected';
+      if (gone.aborted && usage.data.error_code === null) {
+        usage.data.status = 499;
+        usage.data.error_code = 'client_disconnected';
       }
-      usage.latency_ms = Math.round((performance.now() - t0) * 100) / 100;
-      caller.onFinish?.(usage);
-      await this.deps.usage.publish(usage);
-      response.release();
     }
   }
 
@@ -355,22 +313,16 @@ export class Relay {
     return body.provider_config?.retry_strategy === 'none' ? 1 : 1 + this.deps.settings.maxRetries;
   }
 
-  private async attempt(
-    request: HttpRequestLike,
-    response: HeldBackResponse,
-    body: ChatCompletionRequest,
-    candidates: Candidate[],
-    meta: ResponseMeta,
-    usage: UsageData,
-    gone: ClientGone,
-    t0: number,
-  ): Promise<void> {
+  /** Tries the candidates in turn (with backoff) until one answers or a failure is final. */
+  private async attempt(exchange: Exchange, candidates: Candidate[]): Promise<void> {
     const { settings, health } = this.deps;
+    const { body, gone, requestId } = exchange;
+    const usage = exchange.usage.data;
     const attempts = this.maxAttempts(body);
     let last: AttemptFailure | null = null;
     for (let i = 0; i < attempts; i++) {
       if (i > 0) await backoff(settings.backoffBaseMs * settings.backoffMultiplier ** (i - 1), gone);
-      if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+      if (gone.aborted) throw clientDisconnected();
       const candidate = candidates[i % candidates.length]!;
       const provider = PROVIDERS[candidate.channel.type];
       const ctx: ProviderContext = { channel: candidate.channel, model: candidate.upstreamModel };
@@ -385,10 +337,10 @@ export class Relay {
       try {
         upstream = await this.deps.pools.request(upstreamRequest, gone);
       } catch (error) {
-        if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+        if (gone.aborted) throw clientDisconnected();
         last = classifyException(error);
-        this.logUpstreamFailure(error, candidate, request.id);
-        if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
+        this.logUpstreamFailure(error, candidate, requestId);
+        if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
         if (!last.retryable) throw last.error;
         continue;
       }
@@ -396,30 +348,31 @@ export class Relay {
       if (upstream.statusCode >= 400) {
         const text = await upstream.body.text().catch(() => '');
         last = classifyStatus(provider, upstream.statusCode, text, upstream.headers);
-        if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, request.id);
-        if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
+        if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, requestId);
+        if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
         if (!last.retryable) throw last.error;
         continue;
       }
 
-      this.noteRateLimitHeaders(candidate, upstream.headers, request.id);
+      this.noteRateLimitHeaders(candidate, upstream.headers, requestId);
       const notAStream = body.stream === true ? streamResponseFault(provider, upstream.headers) : null;
       try {
         if (notAStream !== null) {
           upstream.body.destroy();
-          this.deps.logger.warn({ request_id: request.id, channel: candidate.channel.id, headers: { 'content-type': upstream.headers['content-type'], 'content-encoding': upstream.headers['content-encoding'] } }, 'upstream answered a stream request with no stream');
+          this.deps.logger.warn({ request_id: requestId, channel: candidate.channel.id, headers: { 'content-type': upstream.headers['content-type'], 'content-encoding': upstream.headers['content-encoding'] } }, 'upstream answered a stream request with no stream');
           throw new AttemptFailure(notAStream, true, true);
         }
-        health.success(candidate.channel, request.id);
-        if (body.stream === true) await this.pipeStream(response, upstream, provider, ctx, body, meta, usage, t0, request.id);
-        else await this.sendCompletion(response, upstream, provider, ctx, body, meta, usage, request.id);
+        health.success(candidate.channel, requestId);
+        const attempt: Attempt = { candidate, provider, ctx, upstream };
+        if (body.stream === true) await this.pipeStream(exchange, attempt);
+        else await this.sendCompletion(exchange, attempt);
         return;
       } catch (error) {
         // Failures of the answer before any byte reached the client: like a failed call.
         if (!(error instanceof AttemptFailure)) throw error;
-        if (gone.aborted) throw new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+        if (gone.aborted) throw clientDisconnected();
         last = error;
-        if (last.channelFault) health.failure(candidate.channel, last.message, request.id);
+        if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
         if (!last.retryable) throw last.error;
       }
     }
@@ -438,31 +391,7 @@ export class Relay {
     this.deps.health.rateLimited(candidate.channel, wait, requestId);
   }
 
-  /** `completionText` is only read (and so, for a completion, only joined) when the tokenizer must count. */
-  private fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletionRequest, completionText: string | (() => string)): Usage {
-    if (reported && reported.total_tokens > 0) {
-      usage.usage_source = 'upstream';
-      usage.prompt_tokens = reported.prompt_tokens;
-      usage.completion_tokens = reported.completion_tokens;
-      usage.total_tokens = reported.total_tokens;
-      return reported;
-    }
-    const counted = usageOf(countPromptTokens(body.messages), countTokens(typeof completionText === 'string' ? completionText : completionText()));
-    usage.usage_source = 'tokenizer';
-    Object.assign(usage, counted);
-    return counted;
-  }
-
-  private async sendCompletion(
-    response: HeldBackResponse,
-    upstream: UpstreamResponse,
-    provider: Provider,
-    ctx: ProviderContext,
-    body: ChatCompletionRequest,
-    meta: ResponseMeta,
-    usage: UsageData,
-    requestId: string,
-  ) {
+  private async sendCompletion({ response, body, meta, usage, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {
     let text: string;
     try {
       text = await upstream.body.text();
@@ -480,49 +409,39 @@ export class Relay {
       this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream response could not be converted');
       throw new AttemptFailure(new UpstreamFaultError('the upstream sent a response that could not be read'), true, true);
     }
-    completion.usage = this.fillUsage(usage, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
+    completion.usage = fillUsage(usage.data, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
     response.send(200, JSON_CONTENT, JSON.stringify(completion));
   }
 
-  private async pipeStream(
-    response: HeldBackResponse,
-    upstream: UpstreamResponse,
-    provider: Provider,
-    ctx: ProviderContext,
-    body: ChatCompletionRequest,
-    meta: ResponseMeta,
-    usage: UsageData,
-    t0: number,
-    requestId: string,
-  ) {
+  private async pipeStream({ response, body, meta, usage: record, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {
+    const usage = record.data;
     const converter = provider.createStreamConverter(ctx, meta, this.deps.settings.maxEventBytes);
     // The response starts with the first converted bytes: until then a failure can still be a
     // plain JSON error (and another channel may be tried).
     let started = false;
-    const write = async (text: string) => {
-      if (!text || response.closed) return;
+    const begin = () => {
       if (!started) {
         started = true;
         response.start(200, SSE_HEADERS);
       }
-      if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
+      if (usage.ttft_ms === null) usage.ttft_ms = record.elapsedMs();
+    };
+    const write = async (text: string) => {
+      if (!text || response.closed) return;
+      begin();
       if (!response.write(text)) await response.drained();
     };
     // The final text (with its [DONE]) is held until the usage event is durable.
     const writeLast = (text: string) => {
       if (!text || response.closed) return;
-      if (!started) {
-        started = true;
-        response.start(200, SSE_HEADERS);
-      }
-      if (usage.ttft_ms === null) usage.ttft_ms = Math.round((performance.now() - t0) * 100) / 100;
+      begin();
       response.writeLast(text);
     };
     try {
       for await (const chunk of upstream.body) await write(converter.push(chunk));
       let tail = converter.end();
       const outcome = converter.outcome();
-      const filled = this.fillUsage(usage, outcome.usage, body, outcome.completionText);
+      const filled = fillUsage(usage, outcome.usage, body, outcome.completionText);
       if (meta.includeUsage && !outcome.usage && tail.endsWith(SSE_DONE)) {
         // The upstream reported no usage: the client still gets the chunk it asked for.
         tail = tail.slice(0, -SSE_DONE.length) + sseData(usageChunkOf(meta, filled)) + SSE_DONE;
@@ -537,7 +456,7 @@ export class Relay {
     } catch (error) {
       if (response.closed) {
         const outcome = converter.outcome();
-        this.fillUsage(usage, outcome.usage, body, outcome.completionText);
+        fillUsage(usage, outcome.usage, body, outcome.completionText);
         usage.status = 499;
         usage.error_code = 'client_disconnected';
         return;
@@ -547,7 +466,7 @@ export class Relay {
       if (!started) throw classifyException(error);
       // Bytes already went out: no retry. Tell the client in-band and end the stream.
       const outcome = converter.outcome();
-      this.fillUsage(usage, outcome.usage, body, outcome.completionText);
+      fillUsage(usage, outcome.usage, body, outcome.completionText);
       const fault = error instanceof UpstreamFaultError ? error : null;
       const code = fault?.code ?? 'upstream_stream_interrupted';
       usage.status = 502;
@@ -559,4 +478,24 @@ export class Relay {
       if (started && !response.closed) response.end();
     }
   }
+}
+
+const clientDisconnected = () => new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');
+
+/**
+ * The request's token counts: the upstream's when it reported them, else counted with the
+ * tokenizer. `completionText` is only read (and so, for a completion, only joined) when counting.
+ */
+function fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletionRequest, completionText: string | (() => string)): Usage {
+  if (reported && reported.total_tokens > 0) {
+    usage.usage_source = 'upstream';
+    usage.prompt_tokens = reported.prompt_tokens;
+    usage.completion_tokens = reported.completion_tokens;
+    usage.total_tokens = reported.total_tokens;
+    return reported;
+  }
+  const counted = usageOf(countPromptTokens(body.messages), countTokens(typeof completionText === 'string' ? completionText : completionText()));
+  usage.usage_source = 'tokenizer';
+  Object.assign(usage, counted);
+  return counted;
 }

@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible relay endpoints on fastify. `/v1/chat/completions` and
  * `/api/v1/chat/completions` are the same handler; `/v1/chat` is a deprecated alias that says so
- * in a `Deprecation` header. The chat handler itself is src/api/chat-endpoint.ts, shared with the
+ * in a `Deprecation` header. The requests pass the relay gate (src/relay/gate.ts), shared with the
  * relay's own HTTP/1.1 server (src/api/relay-server.ts), which takes most chat traffic before it
  * reaches fastify; these routes answer what that server hands over, and document the API.
  */
@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
 import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
-import { ModelList, type ChatEndpoint } from '../chat-endpoint.js';
+import { ModelList, type RelayGate } from '../../relay/gate.js';
 import { errorResponseSchema } from '../errors.js';
 
 /** The relay's response side on a fastify reply: whole answers through fastify, streams on the raw response. */
@@ -57,10 +57,10 @@ export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
   };
 }
 
-/** The body reaches the endpoint as sent: it validates (and records refusals) itself. */
+/** The body reaches the gate as sent: it validates (and records refusals) itself. */
 const asSent = () => (data: unknown) => ({ value: data });
 
-export function relayRoutes(endpoint: ChatEndpoint): FastifyPluginAsyncZod {
+export function relayRoutes(gate: RelayGate): FastifyPluginAsyncZod {
   return async (app) => {
     const schema = {
       tags: ['relay'],
@@ -83,11 +83,11 @@ export function relayRoutes(endpoint: ChatEndpoint): FastifyPluginAsyncZod {
         validatorCompiler: asSent,
       };
       app.post(url, options, async (request, reply) => {
-        await endpoint.handle(request, fastifyRelayResponse(reply), request.body, { deprecatedAlias });
+        await gate.chatCompletions(request, fastifyRelayResponse(reply), request.body, { deprecatedAlias });
         return reply;
       });
     }
 
-    app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, (request) => endpoint.models(request));
+    app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, (request) => gate.models(request));
   };
 }

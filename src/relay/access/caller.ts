@@ -1,0 +1,67 @@
+/**
+ * Who is calling the relay: an API key (`Bearer sk-...`, from the in-memory key directory: 401
+ * unauthorized / key_expired) or a signed-in user (access token or session cookie, with the
+ * permission chat:use). Nothing here is specific to one endpoint.
+ */
+import { principalNow, requirePrincipal } from '../../api/auth.js';
+import type { Rbac } from '../../auth/rbac.js';
+import type { Principal, TokenService } from '../../auth/tokens.js';
+import { ForbiddenError, UnauthorizedError } from '../../errors.js';
+import type { HttpRequestLike } from '../../http-exchange.js';
+import type { ActiveKey, KeyDirectory } from '../../projections/keys.js';
+import { KEY_PREFIX, type KeyGate } from './key-gate.js';
+
+/** Who is calling the relay, as authentication resolved it. */
+export interface RelayCaller {
+  readonly tenantId: string;
+  readonly userId: string | null;
+  readonly keyId: string | null;
+}
+
+export interface ResolvedCaller {
+  readonly caller: RelayCaller;
+  /** The API key, when the caller presented one. */
+  readonly key: ActiveKey | null;
+}
+
+const BEARER_KEY = `Bearer ${KEY_PREFIX}`;
+
+export class Callers {
+  constructor(
+    private readonly keyGate: KeyGate,
+    private readonly keys: () => KeyDirectory,
+    private readonly tokens: TokenService,
+    private readonly rbac: Rbac,
+  ) {}
+
+  /** The caller, or the 401 / 403 to answer (thrown). */
+  resolve(request: HttpRequestLike): ResolvedCaller | Promise<ResolvedCaller> {
+    return this.resolvedNow(request) ?? this.verified(request);
+  }
+
+  /**
+   * The caller when it is known without waiting (an API key, or an access token whose signature
+   * check is cached), else undefined: most requests then take no promise and no microtask.
+   */
+  private resolvedNow(request: HttpRequestLike): ResolvedCaller | undefined {
+    const header = request.headers.authorization;
+    if (typeof header === 'string' && header.startsWith(BEARER_KEY)) {
+      const key = this.keyGate.authenticate(header.slice(7).trim(), this.keys());
+      return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
+    }
+    const principal = principalNow(request, this.tokens);
+    if (principal === undefined) return undefined;
+    if (principal === null) throw new UnauthorizedError();
+    return this.sessionCaller(principal);
+  }
+
+  /** The caller once its access token is verified (the signature check not cached yet, or a cookie). */
+  private async verified(request: HttpRequestLike): Promise<ResolvedCaller> {
+    return this.sessionCaller(await requirePrincipal(request, this.tokens));
+  }
+
+  private sessionCaller(principal: Principal): ResolvedCaller {
+    if (!this.rbac.allows(principal.role, 'chat:use')) throw new ForbiddenError('this account may not use the relay (permission chat:use)', 'forbidden');
+    return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The gate every relay request passes, whichever endpoint (ingress) it came in by:
+ *
+ *   caller -> usage record -> ingress prepare (chat: preset) -> tenant's relay switch ->
+ *   ingress parse (validation) -> the API key's rules -> billing admission -> key admission
+ *   (rate limits, concurrency, quota) -> the relay (routing, provider, upstream) -> usage
+ *
+ * The usage record is created once the caller is known and published exactly once, in one
+ * `finally`: refused requests included. Errors are thrown for the HTTP server to render, after
+ * the usage event is durable (the answer's last bytes are held until then: HeldBackResponse).
+ * An endpoint plugs in with an `Ingress`: how its body becomes the relay's request.
+ */
+import { z } from 'zod';
+import type { AppError } from '../errors.js';
+import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
+import { ownValue } from '../own.js';
+import type { ActiveKey } from '../projections/keys.js';
+import { relayDisabledError, routedModel, type BillingGate } from './access/billing-gate.js';
+import type { Callers, RelayCaller, ResolvedCaller } from './access/caller.js';
+import type { KeyGate } from './access/key-gate.js';
+import { HeldBackResponse } from './held-response.js';
+import type { Relay } from './relay.js';
+import { RequestUsage } from './request-usage.js';
+import type { ChatCompletionRequest } from './schema.js';
+import type { UsagePublisher } from './usage-publisher.js';
+
+/** The body as an ingress prepared it, and the refusal to record when it cannot be used. */
+export interface Prepared {
+  body: unknown;
+  refusal?: AppError;
+}
+
+export type Parsed<T> = { value: T; error?: undefined } | { value?: undefined; error: AppError };
+
+/** What one endpoint adds to the gate. */
+export interface Ingress {
+  /** The body before validation (chat: the request's preset applied); runs for every caller. */
+  prepare(body: unknown, context: { caller: RelayCaller; mayUse: (model: string) => boolean }): Prepared | Promise<Prepared>;
+  /** The relay's request, or the 400 naming what is wrong. */
+  parse(body: unknown): Parsed<ChatCompletionRequest>;
+}
+
+export const ModelList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() })),
+});
+export type ModelList = z.infer<typeof ModelList>;
+
+/** Whether a key may use a model (GET /v1/models lists only those). */
+export function isModelAllowed(key: ActiveKey, model: string): boolean {
+  const resolved = ownValue(key.policy.model_aliases, model) ?? model;
+  return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
+}
+
+/** What the request may go on with once admitted. */
+interface Admission {
+  /** The model to route (the key's alias resolved; the client's name is still the one reported). */
+  model: string;
+}
+
+/** The deprecated alias `/v1/chat` says so, and names its successor. */
+const DEPRECATED_CHAT_HEADERS: ReadonlyArray<[string, string]> = [
+  ['deprecation', 'true'],
+  ['link', '</v1/chat/completions>; rel="successor-version"'],
+];
+
+export interface RelayGateDeps {
+  callers: Callers;
+  keyGate: KeyGate;
+  billing: BillingGate;
+  relay: Relay;
+  usage: Pick<UsagePublisher, 'publish'>;
+  /** The endpoints that plug into the gate. */
+  ingress: { chatCompletions: Ingress };
+}
+
+export class RelayGate {
+  constructor(private readonly deps: RelayGateDeps) {}
+
+  /** GET /v1/models: the models the caller may use (an API key sees only what it may call). */
+  async models(request: HttpRequestLike): Promise<ModelList> {
+    const { caller, key } = await this.deps.callers.resolve(request);
+    if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
+    const models = this.deps.relay.models(caller.tenantId).filter((id) => !key || isModelAllowed(key, id));
+    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard' })) };
+  }
+
+  /** POST /v1/chat/completions (and its aliases; `/v1/chat` is the deprecated one). */
+  chatCompletions(request: HttpRequestLike, response: RelayResponse, body: unknown, options: { deprecatedAlias?: boolean } = {}): Promise<void> {
+    if (options.deprecatedAlias) for (const [name, value] of DEPRECATED_CHAT_HEADERS) response.setHeader(name, value);
+    return this.pass(this.deps.ingress.chatCompletions, request, response, body);
+  }
+
+  /**
+   * Answers one request of `ingress`. Errors are thrown (as AppError when they are the client's
+   * answer) for the HTTP server to render; the usage event is published either way.
+   */
+  async pass(ingress: Ingress, request: HttpRequestLike, response: RelayResponse, rawBody: unknown): Promise<void> {
+    const resolving = this.deps.callers.resolve(request);
+    // Without an await when nothing needs one: each is a promise and a microtask per request.
+    const resolved = resolving instanceof Promise ? await resolving : resolving;
+    const usage = new RequestUsage(request.id, resolved.caller);
+    const held = new HeldBackResponse(response);
+    try {
+      const { body, admission } = await this.admit(ingress, request, held, resolved, usage, rawBody);
+      await this.deps.relay.complete({ requestId: request.id, tenantId: resolved.caller.tenantId, response: held, body, model: admission.model, usage });
+    } catch (error) {
+      usage.failed(error);
+      throw error;
+    } finally {
+      await this.deps.usage.publish(usage.settle());
+      held.release();
+    }
+  }
+
+  /** Every check before the relay, in order; throws the refusal (recorded by `pass`). */
+  private async admit(ingress: Ingress, request: HttpRequestLike, response: RelayResponse, { caller, key }: ResolvedCaller, usage: RequestUsage, rawBody: unknown) {
+    const prepared = ingress.prepare(rawBody, { caller, mayUse: this.usableBy(caller, key) });
+    const { body: preparedBody, refusal } = prepared instanceof Promise ? await prepared : prepared;
+    const asSent = (preparedBody ?? {}) as { model?: unknown; stream?: unknown };
+    usage.asked(asSent.model, asSent.stream);
+    // The tenant switched its relay API off: API keys are refused; the UI is not.
+    if (key && !this.deps.billing.settings(key.tenantId).relay_api_enabled) throw relayDisabledError();
+    if (refusal) throw refusal;
+    const parsed = ingress.parse(preparedBody);
+    if (parsed.error) throw parsed.error;
+    const body = parsed.value;
+    usage.asked(body.model, body.stream);
+    if (!key) {
+      // Session callers (the chat UI): credits / subscription, from memory (429 insufficient_quota).
+      this.deps.billing.admit(caller, routedModel(body.model, body));
+      return { body, admission: { model: body.model } };
+    }
+    return { body, admission: await this.admitKey(request, response, caller, key, body, usage) };
+  }
+
+  /**
+   * The key's rules, in their documented order (model, source, then credits / subscription
+   * coverage from memory, then rate limits, concurrency and quota in one counters round trip).
+   * The ticket settles real usage when the request ends.
+   */
+  private async admitKey(request: HttpRequestLike, response: RelayResponse, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest, usage: RequestUsage): Promise<Admission> {
+    const { keyGate, billing } = this.deps;
+    const model = keyGate.resolveModel(key, body.model);
+    // The request's own model_mapping may point an allowed name at another model: the key's rules
+    // apply to where the request really goes, too.
+    const mappedTo = ownValue(body.model_mapping, body.model)?.actual_model;
+    if (mappedTo !== undefined && mappedTo !== model) keyGate.resolveModel(key, mappedTo);
+    keyGate.checkSource(key, request);
+    billing.admit(caller, routedModel(model, body));
+    const ticket = await keyGate.admit(key, model, body);
+    // Rate-limit headers go on every answer, streamed ones included.
+    for (const [name, value] of Object.entries(ticket.headers)) response.setHeader(name, value);
+    usage.onSettle((data) => void ticket.settle(data));
+    return { model };
+  }
+
+  /** Which models a preset may pick for this caller (served to its tenant, allowed to its key). */
+  private usableBy(caller: RelayCaller, key: ActiveKey | null): (model: string) => boolean {
+    let served: ReadonlySet<string> | null = null;
+    return (model) => (served ??= new Set(this.deps.relay.models(caller.tenantId))).has(model) && (!key || isModelAllowed(key, model));
+  }
+}

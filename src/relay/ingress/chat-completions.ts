@@ -1,0 +1,115 @@
+/**
+ * The chat-completions ingress (`POST /v1/chat/completions` and its aliases): how its body becomes
+ * the relay's request. The request's preset is applied first (src/relay/presets.ts: it may supply
+ * the model), then the body is validated against the schema (src/relay/schema.ts). Everything
+ * else a request passes through is the gate's (src/relay/gate.ts), shared by every ingress.
+ */
+import { NotFoundError, type AppError } from '../../errors.js';
+import type { ReadModelDb } from '../../projections/runtime/projection.js';
+import { findVisiblePreset, presetDocument } from '../../projections/presets.js';
+import { applyPreset } from '../presets.js';
+import { ChatCompletionRequest } from '../schema.js';
+import { validationError } from '../../api/errors.js';
+import type { RelayCaller } from '../access/caller.js';
+import type { Ingress, Prepared } from '../gate.js';
+
+/**
+ * The shapes nearly every chat request has, checked by hand: parsing a request with zod was a
+ * visible share of the relay's CPU time (docs/history/benchmarks-2026-11-21.md). This accepts a STRICT SUBSET of what
+ * `ChatCompletionRequest` accepts, and only bodies that zod would return unchanged (no nested
+ * object with keys zod would strip); anything else (tools, image parts, Switchyard's extensions,
+ * a value out of range...) goes through zod, so valid bodies are accepted and invalid ones get the
+ * very same 400 as before. If a constraint in src/relay/schema.ts is tightened, tighten it here.
+ */
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_call_id']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optionalNumberIn = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max);
+const optionalIntIn = (v: unknown, min: number, max: number) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max);
+const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+
+/** Every top-level field of the schema, with the check of its common forms (false: ask zod). */
+const FIELD_CHECKS: Record<string, (v: unknown) => boolean> = {
+  model: (v) => typeof v === 'string' && v.length > 0,
+  messages: (v) => {
+    if (!Array.isArray(v) || v.length === 0) return false;
+    for (const m of v) {
+      if (!isObject(m) || !ROLES.has(m.role as string)) return false;
+      for (const key in m) if (!MESSAGE_KEYS.has(key)) return false;
+      if (!(m.content === undefined || m.content === null || typeof m.content === 'string')) return false;
+      if (!optionalString(m.name) || !optionalString(m.tool_call_id)) return false;
+    }
+    return true;
+  },
+  temperature: (v) => optionalNumberIn(v, 0, 2),
+  top_p: (v) => optionalNumberIn(v, 0, 1),
+  max_tokens: (v) => optionalIntIn(v, 1, Number.MAX_SAFE_INTEGER),
+  max_completion_tokens: (v) => optionalIntIn(v, 1, Number.MAX_SAFE_INTEGER),
+  stop: (v) => v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.length <= 4 && v.every((s) => typeof s === 'string')),
+  stream: (v) => v === undefined || v === null || typeof v === 'boolean',
+  stream_options: (v) => v === undefined || v === null || (isObject(v) && Object.keys(v).every((k) => k === 'include_usage') && (v.include_usage === undefined || typeof v.include_usage === 'boolean')),
+  n: (v) => optionalIntIn(v, 1, 128),
+  presence_penalty: (v) => optionalNumberIn(v, -2, 2),
+  frequency_penalty: (v) => optionalNumberIn(v, -2, 2),
+  seed: (v) => optionalIntIn(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  user: optionalString,
+  parallel_tool_calls: (v) => v === undefined || typeof v === 'boolean',
+  // Rarer and deeper: always zod.
+  tools: (v) => v === undefined,
+  tool_choice: (v) => v === undefined,
+  response_format: (v) => v === undefined,
+  provider_config: (v) => v === undefined,
+  model_mapping: (v) => v === undefined,
+  // Resolved (and removed) by the preset step before validation; still present only when unusable.
+  preset_id: (v) => v === undefined,
+};
+
+/** The same checks by name, for lookups by a body's own keys (no inherited `constructor` & co). */
+const FIELD_CHECK_BY_NAME: ReadonlyMap<string, (v: unknown) => boolean> = new Map(Object.entries(FIELD_CHECKS));
+
+// A field added to (or removed from) the schema must be handled above: refuse to start otherwise.
+const schemaFields = Object.keys(ChatCompletionRequest.shape).sort().join(',');
+if (schemaFields !== Object.keys(FIELD_CHECKS).sort().join(',')) throw new Error(`relay fast validation is out of date with ChatCompletionRequest (${schemaFields})`);
+
+/** True only if zod would accept `body` and return it as it is (unknown top-level keys pass, as with zod's looseObject). */
+export function isPlainChatRequest(body: unknown): body is ChatCompletionRequest {
+  if (!isObject(body) || body.model === undefined || body.messages === undefined) return false;
+  // Only the fields the body has: every check passes an absent (undefined) field, and a body has
+  // a few of the schema's twenty-odd fields.
+  for (const key in body) {
+    const check = FIELD_CHECK_BY_NAME.get(key);
+// eslint-disable-next-line switchyard/no-string-index-lookup -- an own key of the parsed body (for-in), and one of the schema's fields
+    if (check !== undefined && !check(body[key])) return false;
+  }
+  return true;
+}
+
+/** The body as the relay takes it, or the 400 naming the first bad field. */
+export function parseChatRequest(body: unknown): { value: ChatCompletionRequest; error?: undefined } | { value?: undefined; error: AppError } {
+  if (isPlainChatRequest(body)) return { value: body };
+  const result = ChatCompletionRequest.safeParse(body);
+  if (result.success) return { value: result.data };
+  const validation = result.error.issues.map((issue) => ({ instancePath: `/${issue.path.join('/')}`, message: issue.message }));
+  return { error: validationError({ validation, validationContext: 'body' }) };
+}
+
+
+/** The chat-completions ingress; `db` holds the presets read model. */
+export function chatCompletionsIngress(db: ReadModelDb): Ingress {
+  return {
+    prepare(body, { caller, mayUse }) {
+      // Requests without a preset pass at once, without a promise.
+      if (!isObject(body) || typeof body.preset_id !== 'string' || !body.preset_id) return { body };
+      return withPreset(db, body, body.preset_id, caller, mayUse);
+    },
+    parse: parseChatRequest,
+  };
+}
+
+/** The body with its preset applied, or the 404 (recorded as the request's refusal). */
+async function withPreset(db: ReadModelDb, body: Record<string, unknown>, presetId: string, caller: RelayCaller, mayUse: (model: string) => boolean): Promise<Prepared> {
+  const row = caller.userId === null ? undefined : await findVisiblePreset(db, { tenantId: caller.tenantId, userId: caller.userId }, presetId);
+  if (!row) return { body, refusal: new NotFoundError(`preset ${presetId} not found`, 'preset_not_found') };
+  return { body: applyPreset(body, presetDocument(row), mayUse) };
+}
