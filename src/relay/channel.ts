@@ -1,27 +1,9 @@
 /** A channel as the relay uses it: one upstream provider account (key, base URL, models). */
 import { z } from 'zod';
+import { PROVIDER_KIND_NAMES } from './providers/index.js';
 
-export const ChannelType = z.enum([
-  'openai',
-  'azure',
-  'anthropic',
-  'gemini',
-  'bedrock',
-  'ollama',
-  'cohere',
-  'mistral',
-  'deepseek',
-  'groq',
-  'openrouter',
-  'xai',
-  'moonshot',
-  'zhipu',
-  'qwen',
-  'vllm',
-  'llamacpp',
-  'lmstudio',
-  'custom',
-]);
+/** Every kind a channel can be: the provider registry's keys (src/relay/providers/index.ts). */
+export const ChannelType = z.enum(PROVIDER_KIND_NAMES);
 export type ChannelType = z.infer<typeof ChannelType>;
 
 export interface Channel {

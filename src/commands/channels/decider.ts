@@ -3,6 +3,7 @@
  * a tenant. Health changes are events too, so every instance routes around the same failures.
  */
 import { DomainError, NotFoundError } from '../../errors.js';
+import { needsBaseUrl } from '../../relay/providers/index.js';
 import type { Decider } from '../decider.js';
 import { ChannelEvent, type ChannelSettings } from './events.js';
 
@@ -26,11 +27,8 @@ export type ChannelCommand =
   | { type: 'SetChannelHealth'; healthy: boolean; cooldownUntil: string | null; reason: string }
   | { type: 'RecordChannelTest'; ok: boolean; status: number | null; latencyMs: number; error: string | null };
 
-/** Kinds whose base URL has no sensible default. */
-const NEEDS_BASE_URL = new Set(['azure', 'custom']);
-
 function validate(settings: ChannelSettings, keySealed: boolean) {
-  if (NEEDS_BASE_URL.has(settings.type) && !settings.base_url) throw new DomainError(`a ${settings.type} channel needs base_url`, 'invalid_channel');
+  if (needsBaseUrl(settings.type) && !settings.base_url) throw new DomainError(`a ${settings.type} channel needs base_url`, 'invalid_channel');
   if (settings.base_url !== null) {
     let url: URL;
     try {

@@ -11,7 +11,6 @@
  * - A tool message whose content is a JSON object goes as `{json}`, anything else as `{text}`.
  */
 import { AppError } from '../../../errors.js';
-import type { Channel } from '../../channel.js';
 import type { ChatCompletionRequest, Message } from '../../schema.js';
 import type { ProviderContext, UpstreamRequest } from '../provider.js';
 import { defined, joinUrl, maxTokensOf, parseDataUrl, pushTurn, refuseFields, stopSequencesOf, textOf, toolArguments, toolChoiceOf, toolParameters, unsupported, type Turn } from '../shared.js';
@@ -42,13 +41,15 @@ export interface ConverseRequest {
   };
 }
 
-export function regionOf(channel: Channel): string {
-  const region = channel.config.region;
+/** The channel's `config.region`, or us-east-1. */
+export function regionOf(config: Record<string, unknown>): string {
+  const region = config.region;
   return typeof region === 'string' && region.trim() !== '' ? region.trim() : DEFAULT_REGION;
 }
 
-export function defaultBaseUrl(region: string): string {
-  return `https://bedrock-runtime.${region}.amazonaws.com`;
+/** The regional runtime endpoint: the kind's default base URL. */
+export function bedrockBaseUrl(config: Record<string, unknown>): string {
+  return `https://bedrock-runtime.${regionOf(config)}.amazonaws.com`;
 }
 
 /** "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]" */
@@ -202,8 +203,8 @@ export function converseUrl(baseUrl: string, model: string, stream: boolean): st
 export function buildBedrockRequest(request: ChatCompletionRequest, ctx: ProviderContext, options: BuildOptions = {}): UpstreamRequest {
   const stream = request.stream === true;
   const body = JSON.stringify(toConverseRequest(request));
-  const region = regionOf(ctx.channel);
-  const url = converseUrl(ctx.channel.baseUrl || defaultBaseUrl(region), ctx.model, stream);
+  const region = regionOf(ctx.channel.config);
+  const url = converseUrl(ctx.channel.baseUrl || bedrockBaseUrl(ctx.channel.config), ctx.model, stream);
   const signed = signRequest({
     method: 'POST',
     url,
