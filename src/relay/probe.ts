@@ -2,7 +2,7 @@
 import type { Logger } from '../logger.js';
 import type { Channel } from './channel.js';
 import { PROVIDERS } from './providers/index.js';
-import { upstreamFailureOf } from './relay.js';
+import { upstreamFailureOf } from './attempt-failure.js';
 import type { UpstreamPools } from './upstream-pool.js';
 
 export interface ProbeResult {

@@ -4,13 +4,14 @@
  * undici client, retries what is retryable on the next channel with exponential backoff, streams
  * without buffering, feeds channel health, and fills the request's usage (the gate publishes it).
  */
-import { errors as undiciErrors } from 'undici';
 import type { UsageData } from '../commands/usage/events.js';
 import type { Config } from '../config.js';
-import { AppError, ServiceUnavailableError, UpstreamBusyError, UpstreamFaultError } from '../errors.js';
+import { AppError, ServiceUnavailableError, UpstreamFaultError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { ownValue } from '../own.js';
+import { AttemptFailure, classifyException, classifyStatus, exhaustedWindowMs, streamResponseFault } from './attempt-failure.js';
 import type { ChannelHealth } from './channel-health.js';
+import { backoff, ClientGone } from './client-gone.js';
 import { PROVIDERS } from './providers/index.js';
 import type { Provider, ProviderContext, ResponseMeta } from './providers/provider.js';
 import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
@@ -43,180 +44,11 @@ export interface RelayDeps {
   logger: Logger;
 }
 
-/** What went wrong with one attempt, and whether another channel may do better. */
-class AttemptFailure extends Error {
-  constructor(
-    readonly error: AppError,
-    readonly retryable: boolean,
-    /** Counts against the channel's health (not for 429s or the client's own mistakes). */
-    readonly channelFault: boolean,
-    readonly retryAfterMs: number | null = null,
-  ) {
-    super(error.message);
-  }
-}
-
-const RETRY_AFTER_DEFAULT_MS = 5_000;
-
 const NO_PROVIDERS: readonly string[] = Object.freeze([]);
 
 /** The headers of a completion (the HTTP servers only read them, so one object serves every answer). */
 const JSON_CONTENT = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 const SSE_HEADERS = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-
-/**
- * "The client went away", in the form UpstreamPools.request accepts as a signal (an AbortEmitter:
- * `aborted`, `reason`, and 'abort' listeners added with `once` and removed with `off`). An
- * AbortController is an EventTarget, and creating one per request was a visible share of the
- * relay's CPU time; a Node EventEmitter (its listener table, a bound wrapper per `once`) also
- * showed, for what is at most two listeners that fire at most once.
- */
-export class ClientGone {
-  aborted = false;
-  reason: Error | undefined;
-  private listeners: Array<() => void> | null = null;
-
-  abort(reason: Error): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    const listeners = this.listeners;
-    this.listeners = null;
-    if (listeners !== null) for (const listener of listeners) listener();
-  }
-
-  /** Listeners are called once, on abort, in the order they were added. */
-  once(_event: 'abort', listener: () => void): this {
-    if (!this.aborted) (this.listeners ??= []).push(listener);
-    return this;
-  }
-
-  off(_event: 'abort', listener: () => void): this {
-    const listeners = this.listeners;
-    if (listeners === null) return this;
-    const i = listeners.indexOf(listener);
-    if (i !== -1) listeners.splice(i, 1);
-    return this;
-  }
-
-  listenerCount(_event: 'abort'): number {
-    return this.listeners?.length ?? 0;
-  }
-}
-
-/** Waits `ms`, or less if the client goes away meanwhile. */
-function backoff(ms: number, gone: ClientGone): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      gone.off('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    gone.once('abort', done);
-  });
-}
-
-function header(headers: UpstreamHeaders, name: string): string | undefined {
-// eslint-disable-next-line switchyard/no-string-index-lookup -- names are the code's own (retry-after...)
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** Retry-After is seconds or an HTTP date. */
-export function retryAfterMs(value: string | undefined): number | null {
-  if (!value) return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
-}
-
-/** OpenAI's reset headers look like "1s", "6m0s", "20ms". */
-function resetDurationMs(value: string | undefined): number | null {
-  if (!value) return null;
-  let total = 0;
-  let matched = false;
-  for (const m of value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
-    matched = true;
-    total += Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[m[2] as 'ms' | 's' | 'm' | 'h'];
-  }
-  return matched ? total : null;
-}
-
-function classifyStatus(provider: Provider, status: number, body: string, headers: UpstreamHeaders): AttemptFailure {
-  const { message, code } = provider.parseError(status, body);
-  if (status === 429) {
-    const wait = retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
-    const error = new AppError(429, 'rate_limit_error', 'upstream_rate_limited', `upstream rate limited: ${message}`, { 'retry-after': String(Math.ceil(wait / 1000)) });
-    return new AttemptFailure(error, true, false, wait);
-  }
-  if (status >= 500 || status === 408) return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_error', `upstream error ${status}: ${message}`), true, true);
-  if (status === 401 || status === 403) {
-    // The channel's key is refused: that channel is broken, another may work.
-    return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_auth_failed', `upstream refused the channel's credentials (${status}): ${message}`), true, true);
-  }
-  const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
-  return new AttemptFailure(new AppError(status, type, code && /^[a-z_]+$/.test(code) ? code : 'upstream_invalid_request', message), false, false);
-}
-
-/** Error codes of a connection that could not be made (as opposed to one that was lost). */
-const CONNECT_ERROR_CODES: ReadonlySet<string | undefined> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
-
-/**
- * What the caller is told about an exception of the upstream exchange (the HTTP client's errors:
- * timeouts, refused or lost connections). Written for callers with a stable code; the exception
- * itself only goes to the log. An UpstreamFaultError already is such an answer.
- */
-export function upstreamFailureOf(error: unknown): AppError {
-  if (error instanceof UpstreamFaultError || error instanceof UpstreamBusyError) return error;
-  if (error instanceof undiciErrors.HeadersTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream did not answer in time');
-  if (error instanceof undiciErrors.BodyTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream stopped sending before its answer was complete');
-  if (error instanceof undiciErrors.ConnectTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the relay could not connect to the upstream in time');
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (CONNECT_ERROR_CODES.has(code)) return new AppError(502, 'upstream_error', 'upstream_unavailable', 'the relay could not connect to the upstream');
-  return new AppError(502, 'upstream_error', 'upstream_connection_lost', 'the upstream closed the connection before its answer was complete');
-}
-
-/**
- * An exception of one attempt. Retried on the next channel when nothing reached the client yet,
- * except a response over the size limits: a channel that sends one is faulty, and asking another
- * would risk the same cost again.
- */
-function classifyException(error: unknown): AttemptFailure {
-  const answer = upstreamFailureOf(error);
-  // Busy: the caller already waited UPSTREAM_QUEUE_TIMEOUT; it gets the 503 and its Retry-After
-  // now (another attempt would wait as long again), and a full queue is not the channel's fault.
-  if (answer instanceof UpstreamBusyError) return new AttemptFailure(answer, false, false);
-  return new AttemptFailure(answer, answer.code !== 'upstream_response_too_large', true);
-}
-
-const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
-
-/** The media type of a Content-Type value ('text/event-stream; charset=utf-8' -> 'text/event-stream'). */
-function mediaTypeOf(contentType: string): string {
-  const semicolon = contentType.indexOf(';');
-  return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-}
-
-/**
- * Why a successful answer to `stream: true` is not a stream the provider's converter can read:
- * a body encoding the relay did not ask for (it sends no Accept-Encoding), or another media type
- * (a JSON body, an HTML page). Null when it is one (or says nothing of its type).
- */
-export function streamResponseFault(provider: Provider, headers: UpstreamHeaders): UpstreamFaultError | null {
-  const encoding = header(headers, 'content-encoding');
-  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    return new UpstreamFaultError('the upstream answered the stream with an encoded (compressed) body the relay did not ask for');
-  }
-  const contentType = header(headers, 'content-type');
-  if (contentType === undefined || contentType.trim() === '') return null;
-  const mediaType = mediaTypeOf(contentType);
-  if (mediaType === provider.streamMediaType) return null;
-  // The upstream's value is named only when it is a plain media type (nothing else it sent is echoed).
-  const named = mediaType.length <= 80 && MEDIA_TYPE.test(mediaType) ? mediaType : 'another media type';
-  return new UpstreamFaultError(`the upstream answered the stream with ${named} instead of ${provider.streamMediaType}`);
-}
 
 /**
  * The response identity, with the fallback id made only when something reads it: OpenAI-compatible
@@ -386,9 +218,8 @@ export class Relay {
 
   /** "0 requests remaining" on a success: cool the channel down until the window resets. */
   private noteRateLimitHeaders(candidate: Candidate, headers: UpstreamHeaders, requestId: string) {
-    if (header(headers, 'x-ratelimit-remaining-requests') !== '0') return;
-    const wait = resetDurationMs(header(headers, 'x-ratelimit-reset-requests')) ?? retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
-    this.deps.health.rateLimited(candidate.channel, wait, requestId);
+    const wait = exhaustedWindowMs(headers);
+    if (wait !== null) this.deps.health.rateLimited(candidate.channel, wait, requestId);
   }
 
   private async sendCompletion({ response, body, meta, usage, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errors as undiciErrors } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ClientGone } from '../../src/relay/relay.js';
+import { ClientGone } from '../../src/relay/client-gone.js';
 import { UpstreamPools, type UpstreamResponse } from '../../src/relay/upstream-pool.js';
 import type { UpstreamRequest } from '../../src/relay/providers/provider.js';
 
