@@ -42,14 +42,23 @@ function withoutZone(ip: string): string {
   return zone === -1 ? ip : ip.slice(0, zone);
 }
 
+/** Null rather than a throw: X-Forwarded-For hops are the client's text, and isIP and this parser could disagree on an odd one. */
+function socketAddress(address: string, family: 'ipv4' | 'ipv6'): SocketAddress | null {
+  try {
+    return new SocketAddress({ address, family });
+  } catch {
+    return null;
+  }
+}
+
 /** Normalised address: IPv4-mapped IPv6 (::ffff:a.b.c.d) counts as IPv4; zone ids are dropped. */
 export function parseAddress(ip: string): ClientAddress | null {
   const address = withoutZone(ip);
   const kind = isIP(address);
-  if (kind === 4) return { version: 4, socket: new SocketAddress({ address, family: 'ipv4' }) };
-  if (kind !== 6) return null;
-  const socket = new SocketAddress({ address, family: 'ipv6' });
-  return { version: ipv4Mapped.check(socket) ? 4 : 6, socket };
+  if (kind !== 4 && kind !== 6) return null;
+  const socket = socketAddress(address, kind === 4 ? 'ipv4' : 'ipv6');
+  if (!socket) return null;
+  return { version: kind === 4 || ipv4Mapped.check(socket) ? 4 : 6, socket };
 }
 
 export function parseIpRule(rule: string): IpRule | null {
