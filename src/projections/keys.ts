@@ -6,7 +6,7 @@
  */
 import { API_KEY_EVENT_TYPES, ApiKeyEvent, type KeyPolicy } from '../commands/keys/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
-import { parseIpRule, type IpRule } from '../relay/access/ip-rules.js';
+import { compileIpRules, parseIpRule, type IpRule, type IpRuleSet } from '../relay/access/ip-rules.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 
@@ -68,8 +68,8 @@ export interface ActiveKey {
   userId: string;
   name: string;
   policy: KeyPolicy;
-  allowedIps: IpRule[];
-  blockedIps: IpRule[];
+  allowedIps: IpRuleSet;
+  blockedIps: IpRuleSet;
   allowedModels: ReadonlySet<string>;
   blockedModels: ReadonlySet<string>;
   allowedCountries: ReadonlySet<string>;
@@ -84,7 +84,7 @@ export interface KeyDirectory {
 }
 
 export function compileKey(id: string, tenantId: string, userId: string, name: string, policy: KeyPolicy): ActiveKey {
-  const rules = (list: string[]) => list.map((r) => parseIpRule(r)).filter((r): r is IpRule => r !== null);
+  const rules = (list: string[]) => compileIpRules(list.map((r) => parseIpRule(r)).filter((r): r is IpRule => r !== null));
   return {
     id,
     tenantId,

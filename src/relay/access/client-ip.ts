@@ -4,16 +4,16 @@
  * spoof its address with the header.
  */
 import type { HttpRequestLike } from '../../http-exchange.js';
-import { matches, parseAddress, type IpRule } from './ip-rules.js';
+import { inRuleSet, parseAddress, type IpRuleSet } from './ip-rules.js';
 
-function trusted(ip: string, proxies: readonly IpRule[]): boolean {
+function trusted(ip: string, proxies: IpRuleSet): boolean {
   const address = parseAddress(ip);
-  return !!address && proxies.some((p) => matches(p, address));
+  return !!address && inRuleSet(proxies, address);
 }
 
-export function clientIp(request: HttpRequestLike, proxies: readonly IpRule[]): { ip: string; viaTrustedProxy: boolean } {
+export function clientIp(request: HttpRequestLike, proxies: IpRuleSet): { ip: string; viaTrustedProxy: boolean } {
   const peer = request.socket.remoteAddress ?? '';
-  if (proxies.length === 0 || !trusted(peer, proxies)) return { ip: peer, viaTrustedProxy: false };
+  if (proxies.size === 0 || !trusted(peer, proxies)) return { ip: peer, viaTrustedProxy: false };
   const header = request.headers['x-forwarded-for'];
   const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((h) => h.trim()).filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {

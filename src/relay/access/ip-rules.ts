@@ -1,71 +1,102 @@
 /**
  * IP allow / block rules: single addresses and CIDR ranges, IPv4 and IPv6 (IPv4-mapped IPv6
- * addresses match IPv4 rules). Parsed once when the key view loads; matching is a few integer
- * comparisons.
+ * addresses match IPv4 rules; zone ids are dropped). Rules are parsed and compiled into
+ * `node:net` BlockLists once, when the key view loads; a check parses the client's address once.
  */
-import { isIP } from 'node:net';
+import { BlockList, SocketAddress, isIP } from 'node:net';
 
 export interface IpRule {
+  /** 4 for IPv4 rules, IPv4-mapped IPv6 ones included. */
   version: 4 | 6;
-  /** Network address as a bigint. */
-  network: bigint;
+  /** Prefix length within the rule's version (32 or 128 for a single address). */
   prefix: number;
+  /** The address as written, zone id dropped. */
+  address: string;
+  /** The family of `address` as written: a mapped IPv4 rule is written as IPv6. */
+  family: 'ipv4' | 'ipv6';
 }
 
-function v4ToBigInt(ip: string): bigint {
-  return ip.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
+/**
+ * Rules compiled for matching. IPv4 and IPv6 rules go to separate lists because a BlockList
+ * matches an IPv4 address against IPv6 ranges that cover ::ffff:0:0/96 (`::/0` would catch every
+ * IPv4 client); here a rule only matches addresses of its own version.
+ */
+export interface IpRuleSet {
+  readonly size: number;
+  readonly v4: BlockList;
+  readonly v6: BlockList;
 }
 
-function v6ToBigInt(ip: string): bigint {
-  let address = ip;
-  // Embedded IPv4 tail ("::ffff:1.2.3.4").
-  const v4Tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(address);
-  if (v4Tail) {
-    const v4 = v4ToBigInt(v4Tail[1]!);
-    address = address.slice(0, -v4Tail[1]!.length) + `${((v4 >> 16n) & 0xffffn).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+/** A client address parsed once for every list it is checked against. */
+export interface ClientAddress {
+  /** 4 for IPv4 and IPv4-mapped IPv6 addresses. */
+  version: 4 | 6;
+  socket: SocketAddress;
+}
+
+const ipv4Mapped = new BlockList();
+ipv4Mapped.addSubnet('::ffff:0:0', 96, 'ipv6');
+
+function withoutZone(ip: string): string {
+  const zone = ip.indexOf('%');
+  return zone === -1 ? ip : ip.slice(0, zone);
+}
+
+/** Null rather than a throw: X-Forwarded-For hops are the client's text, and isIP and this parser could disagree on an odd one. */
+function socketAddress(address: string, family: 'ipv4' | 'ipv6'): SocketAddress | null {
+  try {
+    return new SocketAddress({ address, family });
+  } catch {
+    return null;
   }
-  const [head, tail] = address.split('::') as [string, string | undefined];
-  const headParts = head ? head.split(':') : [];
-  const tailParts = tail ? tail.split(':') : [];
-  const missing = 8 - headParts.length - tailParts.length;
-  const parts = tail === undefined ? headParts : [...headParts, ...Array<string>(missing).fill('0'), ...tailParts];
-  return parts.reduce((acc, part) => (acc << 16n) | BigInt(parseInt(part || '0', 16)), 0n);
 }
 
-/** Normalised address: IPv4-mapped IPv6 (::ffff:a.b.c.d) becomes IPv4; zone ids are dropped. */
-export function parseAddress(ip: string): { version: 4 | 6; value: bigint } | null {
-  const clean = ip.split('%')[0]!;
-  const kind = isIP(clean);
-  if (kind === 4) return { version: 4, value: v4ToBigInt(clean) };
-  if (kind === 6) {
-    const value = v6ToBigInt(clean);
-    if (value >> 32n === 0xffffn) return { version: 4, value: value & 0xffffffffn };
-    return { version: 6, value };
-  }
-  return null;
+/** Normalised address: IPv4-mapped IPv6 (::ffff:a.b.c.d) counts as IPv4; zone ids are dropped. */
+export function parseAddress(ip: string): ClientAddress | null {
+  const address = withoutZone(ip);
+  const kind = isIP(address);
+  if (kind !== 4 && kind !== 6) return null;
+  const socket = socketAddress(address, kind === 4 ? 'ipv4' : 'ipv6');
+  if (!socket) return null;
+  return { version: kind === 4 || ipv4Mapped.check(socket) ? 4 : 6, socket };
 }
 
 export function parseIpRule(rule: string): IpRule | null {
-  const [address, prefixText] = rule.trim().split('/') as [string, string | undefined];
-  const parsed = parseAddress(address);
+  const [written, prefixText] = rule.trim().split('/') as [string, string | undefined];
+  const parsed = parseAddress(written);
   if (!parsed) return null;
   const bits = parsed.version === 4 ? 32 : 128;
   const prefix = prefixText === undefined ? bits : Number(prefixText);
   if (!Number.isInteger(prefix) || prefix < 0 || prefix > bits || (prefixText !== undefined && !/^\d+$/.test(prefixText))) return null;
-  const shift = BigInt(bits - prefix);
-  return { version: parsed.version, network: (parsed.value >> shift) << shift, prefix };
+  return { version: parsed.version, prefix, address: parsed.socket.address, family: parsed.socket.family as 'ipv4' | 'ipv6' };
 }
 
-export function matches(rule: IpRule, address: { version: 4 | 6; value: bigint }): boolean {
-  if (rule.version !== address.version) return false;
-  const shift = BigInt((rule.version === 4 ? 32 : 128) - rule.prefix);
-  return (address.value >> shift) << shift === rule.network;
+export function compileIpRules(rules: readonly IpRule[]): IpRuleSet {
+  const v4 = new BlockList();
+  const v6 = new BlockList();
+  for (const rule of rules) {
+    // A mapped IPv4 rule stays IPv6 for the BlockList, its prefix counted from bit 96.
+    const prefix = rule.family === 'ipv6' && rule.version === 4 ? 96 + rule.prefix : rule.prefix;
+    (rule.version === 4 ? v4 : v6).addSubnet(rule.address, prefix, rule.family);
+  }
+  return { size: rules.length, v4, v6 };
 }
 
-/** Blocked wins; then an empty allow list allows all. */
-export function ipAllowed(ip: string, allowed: readonly IpRule[], blocked: readonly IpRule[]): boolean {
+export function inRuleSet(rules: IpRuleSet, address: ClientAddress): boolean {
+  return rules.size > 0 && (address.version === 4 ? rules.v4 : rules.v6).check(address.socket);
+}
+
+/** Blocked wins; then an empty allow list allows all. Rule arrays are compiled on the spot (tests, one-off checks). */
+export function ipAllowed(ip: string, allowed: IpRuleSet | readonly IpRule[], blocked: IpRuleSet | readonly IpRule[]): boolean {
+  const allow = asRuleSet(allowed);
+  const block = asRuleSet(blocked);
+  if (allow.size === 0 && block.size === 0) return true;
   const address = parseAddress(ip);
-  if (!address) return allowed.length === 0 && blocked.length === 0;
-  if (blocked.some((r) => matches(r, address))) return false;
-  return allowed.length === 0 || allowed.some((r) => matches(r, address));
+  if (!address) return false;
+  if (inRuleSet(block, address)) return false;
+  return allow.size === 0 || inRuleSet(allow, address);
+}
+
+function asRuleSet(rules: IpRuleSet | readonly IpRule[]): IpRuleSet {
+  return 'v4' in rules ? rules : compileIpRules(rules);
 }

@@ -17,7 +17,7 @@ import type { ChatCompletionRequest } from '../schema.js';
 import { ownValue } from '../../own.js';
 import { clientIp } from './client-ip.js';
 import type { GeoLocator } from './geo.js';
-import { ipAllowed, parseIpRule, type IpRule } from './ip-rules.js';
+import { compileIpRules, ipAllowed, parseIpRule, type IpRule, type IpRuleSet } from './ip-rules.js';
 import { routedModel } from './billing-gate.js';
 import { creditsToMicro, type QuotaCost } from './quota-cost.js';
 
@@ -57,7 +57,7 @@ export function reservationTokens(body: ChatCompletionRequest, minCompletion: nu
 }
 
 export class KeyGate {
-  private readonly proxies: IpRule[];
+  private readonly proxies: IpRuleSet;
 
   constructor(
     private readonly counters: Counters,
@@ -70,7 +70,7 @@ export class KeyGate {
     /** QUOTA_RESERVE_COMPLETION_TOKENS: the least completion a quota reservation counts. */
     private readonly reserveCompletionTokens: number,
   ) {
-    this.proxies = trustedProxies.map((p) => parseIpRule(p)).filter((r): r is IpRule => r !== null);
+    this.proxies = compileIpRules(trustedProxies.map((p) => parseIpRule(p)).filter((r): r is IpRule => r !== null));
   }
 
   /** 401 for an unknown, revoked or expired key. No I/O: the directory is in memory. */

@@ -8,25 +8,14 @@
  * everything before it. A header is [name length u8][name][type u8][value], where the value's
  * encoding depends on the type (7 = string: [length u16][utf-8 bytes]).
  *
- * CRC32 is the IEEE one (zlib's); `zlib.crc32` does not exist on Node 20, so this is a table one.
+ * CRC32 is the IEEE one (zlib's), from `node:zlib`.
  */
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import { ownValue, type NullPrototypeRecord } from '../../../own.js';
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
 
 /** CRC-32 (IEEE 802.3, as zlib), optionally continuing from a previous value. */
 export function crc32(bytes: Uint8Array, previous = 0): number {
-  let crc = (previous ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < bytes.length; i++) crc = CRC_TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  return zlibCrc32(bytes, previous);
 }
 
 export type HeaderValue =
