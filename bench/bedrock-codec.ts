@@ -25,7 +25,7 @@ import { EventStreamCodec, type Message, type MessageHeaders } from '@smithy/eve
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { signRequest } from '../src/relay/providers/bedrock/sigv4.js';
 import { crc32, encodeMessage, EventStreamDecoder, headerString, MAX_MESSAGE_LENGTH, type EventStreamMessage, type HeaderValue } from '../src/relay/providers/bedrock/eventstream.js';
-import { BEDROCK_SERVICE, converseUrl, defaultBaseUrl, toConverseRequest } from '../src/relay/providers/bedrock/request.js';
+import { BEDROCK_SERVICE, bedrockBaseUrl, converseUrl, toConverseRequest } from '../src/relay/providers/bedrock/request.js';
 import type { ChatCompletionRequest } from '../src/relay/schema.js';
 
 function option(name: string, fallback: number): number {
@@ -215,7 +215,7 @@ function decodeSmithyDropIn(chunks: readonly Buffer[]): number {
 
 // --- Run ---------------------------------------------------------------------------------------
 
-const url = converseUrl(defaultBaseUrl(REGION), MODEL, true);
+const url = converseUrl(bedrockBaseUrl({ region: REGION }), MODEL, true);
 const bodies = [2_000, 100_000].map((bytes) => JSON.stringify(toConverseRequest(chatRequest(bytes))));
 for (const body of bodies) {
   const ours = signOurs(url, body);
