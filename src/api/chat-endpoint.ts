@@ -14,7 +14,7 @@ import { AppError, ForbiddenError, NotFoundError, UnauthorizedError } from '../e
 import type { Principal } from '../auth/tokens.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import type { ActiveKey } from '../projections/keys.js';
-import { findVisiblePreset, presetDocument } from '../projections/presets.js';
+import { findVisiblePreset, presetDocument } from '../queries/presets.js';
 import { relayDisabledError, routedModel } from '../relay/access/billing-gate.js';
 import { KEY_PREFIX } from '../relay/access/key-gate.js';
 import { applyPreset } from '../relay/presets.js';

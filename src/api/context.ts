@@ -17,7 +17,7 @@ import type { BillingState } from '../projections/billing.js';
 import type { AccessState } from '../projections/accounts.js';
 import type { ChannelDirectory } from '../projections/channels.js';
 import type { ActiveSessions } from '../projections/sessions.js';
-import type { MaintenanceView } from '../projections/maintenance.js';
+import type { MaintenanceView } from '../queries/maintenance.js';
 import type { ChannelHealth } from '../relay/channel-health.js';
 import type { Relay } from '../relay/relay.js';
 import type { UpstreamPools } from '../relay/upstream-pool.js';

@@ -5,13 +5,13 @@
  * The access live view is what every authenticated request checks, in memory: disabled tenants,
  * disabled users, and the current role of users whose role changed after their token was issued.
  */
-import type { TenantsTable, UsersTable } from '../adapters/sql/schema.js';
+import type { UsersTable } from '../adapters/sql/schema.js';
 import type { Role } from '../auth/tokens.js';
 import { TENANT_EVENT_TYPES, TenantEvent } from '../commands/tenants/events.js';
 import { USER_EVENT_TYPES, UserEvent } from '../commands/users/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import type { Projection } from './runtime/projection.js';
 
 export const tenantIdOf = (stream: string) => stream.slice('tenant-'.length);
 export const userIdOf = (stream: string) => stream.slice('user-'.length);
@@ -170,25 +170,3 @@ export const accessLiveView: LiveViewDefinition<AccessState> = {
     return state;
   },
 };
-
-export async function loadTenants(db: ReadModelDb, tenantId?: string): Promise<TenantsTable[]> {
-  let query = db.selectFrom('tenants').selectAll();
-  if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
-  return query.orderBy('created_at').orderBy('tenant_id').execute();
-}
-
-export async function loadUsers(db: ReadModelDb, tenantId: string): Promise<UsersTable[]> {
-  return db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
-}
-
-/** A user by id within a tenant; `tenantId` null searches every tenant (operators only). */
-export async function loadUser(db: ReadModelDb, tenantId: string | null, id: string): Promise<UsersTable | undefined> {
-  let query = db.selectFrom('users').selectAll().where('id', '=', id);
-  if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
-  return query.executeTakeFirst();
-}
-
-/** The login lookup: emails are unique across the installation, so this one is not tenant-scoped. */
-export async function loadUserByEmail(db: ReadModelDb, normalizedEmail: string): Promise<UsersTable | undefined> {
-  return db.selectFrom('users').selectAll().where('email', '=', normalizedEmail).executeTakeFirst();
-}

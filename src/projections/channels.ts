@@ -9,8 +9,9 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Channel, ChannelType } from '../relay/channel.js';
 import { defaultBaseUrl } from '../relay/providers/index.js';
 import type { StoredEvent } from '../ports/event-store.js';
+import { loadChannelRows } from '../queries/channels.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import type { Projection } from './runtime/projection.js';
 
 export const channelIdOf = (stream: string) => stream.slice('channel-'.length);
 
@@ -145,12 +146,6 @@ function toChannel(row: ChannelsTable, box: SecretBox): Channel {
     },
     box,
   );
-}
-
-export async function loadChannelRows(db: ReadModelDb, tenantId?: string): Promise<ChannelsTable[]> {
-  let query = db.selectFrom('channels').selectAll();
-  if (tenantId) query = query.where('tenant_id', '=', tenantId);
-  return query.orderBy('priority').orderBy('created_at').execute();
 }
 
 /** The live view behind routing. It folds the same events the projection does, in memory. */

@@ -8,7 +8,7 @@ import { API_KEY_EVENT_TYPES, ApiKeyEvent, type KeyPolicy } from '../commands/ke
 import type { StoredEvent } from '../ports/event-store.js';
 import { parseIpRule, type IpRule } from '../relay/access/ip-rules.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import type { Projection } from './runtime/projection.js';
 
 export const keyIdOf = (stream: string) => stream.slice('apikey-'.length);
 
@@ -99,12 +99,6 @@ export function compileKey(id: string, tenantId: string, userId: string, name: s
     blockedCountries: new Set(policy.blocked_countries.map((c) => c.toUpperCase())),
     expiresAt: policy.expires_at ? Date.parse(policy.expires_at) : Infinity,
   };
-}
-
-export async function loadKeyRows(db: ReadModelDb, tenantId: string, userId?: string) {
-  let query = db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId);
-  if (userId) query = query.where('user_id', '=', userId);
-  return query.orderBy('created_at').execute();
 }
 
 export const keyDirectoryView: LiveViewDefinition<KeyDirectory> = {

@@ -5,7 +5,7 @@
 import { SESSION_EVENT_TYPES, SessionEvent } from '../commands/sessions/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import type { Projection } from './runtime/projection.js';
 
 export const sessionIdOfStream = (stream: string) => stream.slice('session-'.length);
 
@@ -72,12 +72,6 @@ export function activeSession(sessions: ActiveSessions, sessionId: string, userI
   return session && !session.revoked && session.userId === userId && session.expiresAt > now ? session : undefined;
 }
 
-/** Active sessions of a user (for "revoke the others" after a password change). */
-export async function activeSessionIds(db: ReadModelDb, tenantId: string, userId: string): Promise<string[]> {
-  const rows = await db.selectFrom('sessions').select('id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).where('revoked', '=', 0).execute();
-  return rows.map((r) => r.id);
-}
-
 /**
  * Every session not past its end, in memory on every instance: an access token is honoured only
  * while its session is here and not revoked, so logout (and a detected refresh-token reuse, and a
@@ -121,19 +115,4 @@ export function activeSessionsView(): LiveViewDefinition<ActiveSessions> {
       return sessions;
     },
   };
-}
-
-/**
- * Retention of the sessions table (not part of the projection: a rebuild brings the rows back and
- * the next pass removes them again). A session row is dropped once it can no longer matter: its
- * refresh token expired, or it was revoked, more than `accessTtlMs` (JWT_EXPIRE) ago — so every
- * access token it issued has expired too, and refreshing with it answers 401 as before.
- */
-export async function pruneEndedSessions(db: ReadModelDb, accessTtlMs: number, now = Date.now()): Promise<number> {
-  const cutoff = new Date(now - accessTtlMs).toISOString();
-  const result = await db
-    .deleteFrom('sessions')
-    .where((eb) => eb.or([eb('expires_at', '<', cutoff), eb.and([eb('revoked', '=', 1), eb('revoked_at', '<', cutoff)])]))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
 }
