@@ -39,7 +39,7 @@ import { admitPrincipal } from './auth/access-policy.js';
 import { GeoLocator } from './relay/access/geo.js';
 import { KeyGate } from './relay/access/key-gate.js';
 import { BillingGate } from './relay/access/billing-gate.js';
-import { billingLiveView, foldUsage } from './projections/billing.js';
+import { billingLiveView, foldUsage } from './views/billing.js';
 import { maintenanceLiveView } from './projections/maintenance.js';
 import { loadMaintenance } from './queries/maintenance.js';
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from './presets/builtin.js';

@@ -13,7 +13,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { KeyDirectory } from '../projections/keys.js';
 import type { KeyGate } from '../relay/access/key-gate.js';
 import type { BillingGate } from '../relay/access/billing-gate.js';
-import type { BillingState } from '../projections/billing.js';
+import type { BillingState } from '../views/billing.js';
 import type { AccessState } from '../projections/accounts.js';
 import type { ChannelDirectory } from '../projections/channels.js';
 import type { ActiveSessions } from '../projections/sessions.js';

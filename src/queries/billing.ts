@@ -4,7 +4,7 @@
  */
 import type { BillingLedgerTable, BillingPlansTable, BillingSubscriptionsTable } from '../adapters/sql/schema.js';
 import type { PlanQuota, PlanTerms } from '../commands/plans/events.js';
-import { DEFAULT_PRICE_MODEL, priceOfRow, settingsOfRow, type LedgerEntryType } from '../projections/billing.js';
+import { DEFAULT_PRICE_MODEL, priceOfRow, settingsOfRow, type LedgerEntryType } from '../projections/billing/rows.js';
 import type { ReadModelDb } from '../projections/runtime/projection.js';
 import { formatCredits } from '../billing/money.js';
 import type { Price } from '../billing/pricing.js';
