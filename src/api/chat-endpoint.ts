@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { AppError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
 import type { Principal } from '../auth/tokens.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
-import type { ActiveKey } from '../projections/keys.js';
+import type { ActiveKey } from '../views/keys.js';
 import { findVisiblePreset, presetDocument } from '../queries/presets.js';
 import { relayDisabledError, routedModel } from '../relay/access/billing-gate.js';
 import { KEY_PREFIX } from '../relay/access/key-gate.js';

@@ -6,7 +6,6 @@ import { MAINTENANCE_ID, maintenance } from '../commands/maintenance/decider.js'
 import { MaintenanceEvent } from '../commands/maintenance/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import { loadMaintenance, type MaintenanceView } from '../queries/maintenance.js';
-import type { LiveViewDefinition } from './runtime/live-view.js';
 import type { Projection } from './runtime/projection.js';
 
 /** The state after one event: the table's row and the live view follow the same rule. */
@@ -29,11 +28,4 @@ export const maintenanceProjection: Projection = {
   async reset(trx) {
     await trx.deleteFrom('maintenance_state').execute();
   },
-};
-
-export const maintenanceLiveView: LiveViewDefinition<MaintenanceView> = {
-  projection: maintenanceProjection,
-  snapshot: { version: 1 },
-  load: loadMaintenance,
-  evolve: foldMaintenance,
 };
