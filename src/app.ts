@@ -93,23 +93,21 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
   const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projections, logger);
-  // This instance's usage events reach its billing view as the relay publishes them, so admission
-  // sees a request's cost at once; the views here skip them when the log hands them back, so the
-  // serving thread never parses its own usage commits (only the billing view folds usage events).
-  // The publisher comes first for its stream name; `beforeAppend` first runs once requests are
-  // served, when billingView has started.
   const usage = new UsagePublisher(store, logger, {
     journalDir: join(config.dirs.data, 'usage-journal'),
     journalWait: config.usageJournal.wait,
     journalFsyncMs: config.usageJournal.fsyncMs,
     journalSegmentBytes: config.usageJournal.segmentBytes,
     legacySpoolDir: join(config.dirs.data, 'spool'),
-    beforeAppend: (data) => foldUsage(views.billing.state, data),
     onDeadLetter: () => metrics.usageDeadLettered.inc(),
   });
   metrics.watchUsagePublisher(usage);
   const secrets = new SecretBox(config.secret);
+  // This instance's usage events reach its billing view as the relay publishes them, so admission
+  // sees a request's cost at once; the views skip them when the log hands them back, so the
+  // serving thread never parses its own usage commits (only the billing view folds usage events).
   const views = new LiveViews(store, sql, secrets, logger, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
+  usage.addSink('billing view', (data) => foldUsage(views.billing.state, data));
   const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');

@@ -54,7 +54,7 @@ function tableOf(state: BillingState, tenantId: string): PriceTable {
  * Folds one usage event into the live view, once per request id and fingerprint (a usage event
  * seen again, e.g. re-published from a spool, is ignored). The view folds the events of other
  * instances as the log hands them over, and this instance's own as its relay publishes them
- * (`UsagePublisher`'s `beforeAppend`, wired in app.ts): admission sees a request's cost at once.
+ * (a sink of `UsagePublisher`, added in app.ts): admission sees a request's cost at once.
  */
 export function foldUsage(state: BillingState, data: UsageData): void {
   // Published by this code base's relay: trusted shape (no schema parse on every request).
