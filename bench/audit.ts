@@ -38,7 +38,7 @@ import { SqliteEventStore } from '../src/adapters/event-store/sqlite.js';
 import type { UsageData } from '../src/commands/usage/events.js';
 import { timeOrderedUuid } from '../src/ids.js';
 import type { EventStore } from '../src/ports/event-store.js';
-import { billingProjection } from '../src/projections/billing.js';
+import { billingProjection } from '../src/projections/billing/projection.js';
 import { ProjectionRunner } from '../src/projections/runtime/runner.js';
 import { usageProjection } from '../src/projections/usage.js';
 import { readModelConfig, type Dialect } from '../test/support/databases.js';

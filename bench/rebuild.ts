@@ -212,7 +212,7 @@ async function startPhase(): Promise<void> {
   const app = await createApp(config, createLogger('warn'));
   const createdMs = performance.now() - started;
   const head = await app.ctx.store.headPosition();
-  await Promise.all([app.ctx.runner.waitFor(head, { timeoutMs: 3_600_000 }), ...Object.values(app.ctx.views).map((view) => view.waitFor(head, 3_600_000))]);
+  await Promise.all([app.ctx.runner.waitFor(head, { timeoutMs: 3_600_000 }), app.ctx.views.waitFor(head, 3_600_000)]);
   const caughtUpMs = performance.now() - started;
   await app.close();
   console.log(JSON.stringify({ createdMs, caughtUpMs, lowestCheckpoint: lowest, head }));

@@ -26,17 +26,17 @@ import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
 import { projections } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
-import { accessLiveView, loadTenants, loadUser, loadUserByEmail, loadUsers } from './projections/accounts.js';
-import { channelDirectoryView, loadChannelRows } from './projections/channels.js';
-import { seedQuotaCounters } from './projections/key-usage.js';
-import { keyDirectoryView } from './projections/keys.js';
-import { activeSessionsView, pruneEndedSessions } from './projections/sessions.js';
+import { loadTenants, loadUser, loadUserByEmail, loadUsers } from './queries/accounts.js';
+import { loadChannelRows } from './queries/channels.js';
+import { seedQuotaCounters } from './queries/quota-counters.js';
+import { pruneEndedSessions } from './queries/sessions.js';
 import { admitPrincipal } from './auth/access-policy.js';
 import { GeoLocator } from './relay/access/geo.js';
 import { KeyGate } from './relay/access/key-gate.js';
 import { BillingGate } from './relay/access/billing-gate.js';
-import { billingLiveView, foldUsage } from './projections/billing.js';
-import { loadMaintenance, maintenanceLiveView } from './projections/maintenance.js';
+import { foldUsage } from './views/billing.js';
+import { LiveViews } from './views/index.js';
+import { loadMaintenance } from './queries/maintenance.js';
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from './presets/builtin.js';
 import { ChannelHealth } from './relay/channel-health.js';
 import { Relay } from './relay/relay.js';
@@ -46,7 +46,6 @@ import { chatCompletionsIngress } from './relay/ingress/chat-completions.js';
 import { Router } from './relay/router.js';
 import { UpstreamPools } from './relay/upstream-pool.js';
 import { UsagePublisher } from './relay/usage-publisher.js';
-import { LiveView, type LiveViewOptions } from './projections/runtime/live-view.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
 import { ProjectorThread, type Projectors } from './projections/runtime/projectors.js';
 
@@ -96,41 +95,28 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
   const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projections, logger);
-  // This instance's usage events reach its billing view as the relay publishes them, so admission
-  // sees a request's cost at once; the views here skip them when the log hands them back, so the
-  // serving thread never parses its own usage commits (only the billing view folds usage events).
-  // The publisher comes first for its stream name; `beforeAppend` first runs once requests are
-  // served, when billingView has started.
   const usage = new UsagePublisher(store, logger, {
     journalDir: join(config.dirs.data, 'usage-journal'),
     journalWait: config.usageJournal.wait,
     journalFsyncMs: config.usageJournal.fsyncMs,
     journalSegmentBytes: config.usageJournal.segmentBytes,
     legacySpoolDir: join(config.dirs.data, 'spool'),
-    beforeAppend: (data) => foldUsage(billingView.state, data),
     onDeadLetter: () => metrics.usageDeadLettered.inc(),
   });
   metrics.watchUsagePublisher(usage);
-  const ownUsage: LiveViewOptions = { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery };
-  const maintenanceView = new LiveView(store, sql, maintenanceLiveView, logger, ownUsage);
   const secrets = new SecretBox(config.secret);
-  const channelsView = new LiveView(store, sql, channelDirectoryView(secrets), logger, ownUsage);
-  const accessView = new LiveView(store, sql, accessLiveView, logger, ownUsage);
-  const sessionsView = new LiveView(store, sql, activeSessionsView(), logger, ownUsage);
-  const keysView = new LiveView(store, sql, keyDirectoryView, logger, ownUsage);
-  const billingView = new LiveView(store, sql, billingLiveView, logger, ownUsage);
+  // This instance's usage events reach its billing view as the relay publishes them, so admission
+  // sees a request's cost at once; the views skip them when the log hands them back, so the
+  // serving thread never parses its own usage commits (only the billing view folds usage events).
+  const views = new LiveViews(store, sql, secrets, logger, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
+  usage.addSink('billing view', (data) => foldUsage(views.billing.state, data));
   const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
 
   try {
     await runner.start();
-    await maintenanceView.start();
-    await channelsView.start();
-    await accessView.start();
-    await sessionsView.start();
-    await keysView.start();
-    await billingView.start();
+    await views.start();
     // Quota counters are not durable: put back what each key has spent (from the billing read model).
     await runner.waitFor(await store.headPosition(), { projections: ['key_usage', 'billing'], timeoutMs: 60_000 }).catch(() => undefined);
     await seedQuotaCounters(sql.db, counters);
@@ -141,23 +127,22 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });
     if (bootstrapped > 0) {
       // Every projection and view past the bootstrap commits before the first request.
-      const views = [maintenanceView, channelsView, accessView, sessionsView, keysView, billingView];
-      await Promise.all([runner.waitFor(bootstrapped), ...views.map((v) => v.waitFor(bootstrapped))]);
+      await Promise.all([runner.waitFor(bootstrapped), views.waitFor(bootstrapped)]);
     }
   } catch (error) {
-    await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), sessionsView.stop(), keysView.stop(), billingView.stop()]);
+    await views.stop();
     await runner.stop();
     await Promise.all([store.close(), sql.close(), counters.close()]);
     throw error;
   }
 
   const pools = new UpstreamPools(config.upstreamHttp, config.relay, { queueTimedOut: (origin) => metrics.upstreamBusy.inc({ origin }) });
-  const health = new ChannelHealth(commands, counters, () => channelsView.state, config.relay, logger);
+  const health = new ChannelHealth(commands, counters, () => views.channels.state, config.relay, logger);
   if (config.healthCheckEnabled) health.startProber(pools);
   usage.start();
-  const billing = new BillingGate(() => billingView.state);
+  const billing = new BillingGate(() => views.billing.state);
   const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing, config.access.quotaReserveCompletionTokens);
-  const relay = new Relay({ router: new Router(() => channelsView.state), pools, health, settings: config.relay, logger });
+  const relay = new Relay({ router: new Router(() => views.channels.state), pools, health, settings: config.relay, logger });
 
   const tokens = createTokenService(config);
   // Every authenticated request: refused at once when the user is not one of the token's tenant or
@@ -166,15 +151,15 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // login on another instance a moment ago) is decided again once both views have reached the
   // log's head, then refused if still unknown.
   tokens.useAccessPolicy(
-    (principal) => admitPrincipal(principal, accessView.state, sessionsView.state),
+    (principal) => admitPrincipal(principal, views.access.state, views.sessions.state),
     async () => {
       const head = await store.headPosition();
-      await Promise.all([accessView.waitFor(head, 2000), sessionsView.waitFor(head, 2000)]);
+      await Promise.all([views.access.waitFor(head, 2000), views.sessions.waitFor(head, 2000)]);
     },
   );
   const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
   const gate = new RelayGate({
-    callers: new Callers(keyGate, () => keysView.state, tokens, rbac),
+    callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
     billing,
     relay,
@@ -191,7 +176,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     counters,
     commands,
     runner,
-    views: { maintenance: maintenanceView, channels: channelsView, access: accessView, sessions: sessionsView, keys: keysView, billing: billingView },
+    views,
     queries: {
       maintenance: () => loadMaintenance(sql.db),
       channels: (tenantId) => loadChannelRows(sql.db, tenantId),
@@ -271,7 +256,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await health.settled();
       await usage.close();
       await pools.close();
-      await Promise.all([maintenanceView.stop(), channelsView.stop(), accessView.stop(), sessionsView.stop(), keysView.stop(), billingView.stop()]);
+      await views.stop();
       await runner.stop();
       await counters.close();
       await sql.close();

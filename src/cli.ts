@@ -41,7 +41,7 @@ import { auditHistory, auditReplay } from './audit/replay.js';
 import { projections } from './projections/index.js';
 import { listQuarantine, replayQuarantine } from './projections/runtime/quarantine.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
-import { loadUser } from './projections/accounts.js';
+import { loadUser } from './queries/accounts.js';
 import { hashRefreshToken, newRefreshToken, newSessionId } from './auth/refresh-tokens.js';
 import { CommandBus } from './commands/bus.js';
 import { sessions } from './commands/sessions/decider.js';

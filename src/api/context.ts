@@ -10,20 +10,15 @@ import type { Counters } from '../ports/counters.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ChannelsTable, SessionsTable, TenantsTable, UsersTable } from '../adapters/sql/schema.js';
 import type { SecretBox } from '../crypto/secret-box.js';
-import type { KeyDirectory } from '../projections/keys.js';
 import type { KeyGate } from '../relay/access/key-gate.js';
 import type { BillingGate } from '../relay/access/billing-gate.js';
-import type { BillingState } from '../projections/billing.js';
-import type { AccessState } from '../projections/accounts.js';
-import type { ChannelDirectory } from '../projections/channels.js';
-import type { ActiveSessions } from '../projections/sessions.js';
-import type { MaintenanceView } from '../projections/maintenance.js';
+import type { MaintenanceView } from '../queries/maintenance.js';
 import type { ChannelHealth } from '../relay/channel-health.js';
 import type { RelayGate } from '../relay/gate.js';
 import type { UpstreamPools } from '../relay/upstream-pool.js';
 import type { UsagePublisher } from '../relay/usage-publisher.js';
-import type { LiveView } from '../projections/runtime/live-view.js';
 import type { Projectors } from '../projections/runtime/projectors.js';
+import type { LiveViews } from '../views/index.js';
 import type { Metrics } from './metrics.js';
 
 export interface AppContext {
@@ -36,7 +31,7 @@ export interface AppContext {
   counters: Counters;
   commands: CommandBus;
   runner: Projectors;
-  views: { maintenance: LiveView<MaintenanceView>; channels: LiveView<ChannelDirectory>; access: LiveView<AccessState>; sessions: LiveView<ActiveSessions>; keys: LiveView<KeyDirectory>; billing: LiveView<BillingState> };
+  views: LiveViews;
   /** Query side: reads of projected read models (never the event log). */
   queries: {
     maintenance(): Promise<MaintenanceView>;

@@ -4,8 +4,8 @@
  * the tenant enabled, and the token's session (`sid`) one of that user's active sessions — never
  * revoked, not past its end. The user's current role replaces the one the token was issued with.
  */
-import type { AccessState } from '../projections/accounts.js';
-import { activeSession, type ActiveSessions } from '../projections/sessions.js';
+import type { AccessState } from '../views/access.js';
+import { activeSession, type ActiveSessions } from '../views/sessions.js';
 import type { AccessDecision, Principal } from './tokens.js';
 
 /**

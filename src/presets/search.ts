@@ -1,6 +1,6 @@
 /**
  * Preset search and listing over the `presets` read model, visibility-aware (see
- * visiblePresets in src/projections/presets.ts).
+ * visiblePresets in src/queries/presets.ts).
  *
  * Matching: the query is split on white space into terms (lower-cased; at most 10). A preset
  * matches when EVERY term occurs in its name, description, tags, system prompt or context
@@ -17,7 +17,7 @@
  */
 import { sql, type SqlBool } from 'kysely';
 import type { PresetsTable } from '../adapters/sql/schema.js';
-import { visiblePresets, type PresetReader } from '../projections/presets.js';
+import { visiblePresets, type PresetReader } from '../queries/presets.js';
 import type { ReadModelDb } from '../projections/runtime/projection.js';
 
 export const SEARCH_WEIGHTS = {

@@ -1,17 +1,13 @@
 /**
  * Accounts read model: `tenants`, `users` and `user_roles` (one projection, so that one
- * checkpoint describes all three and the access live view can be seeded from them consistently).
- *
- * The access live view is what every authenticated request checks, in memory: disabled tenants,
- * disabled users, and the current role of users whose role changed after their token was issued.
+ * checkpoint describes all three and the access live view, src/views/access.ts, can be seeded
+ * from them consistently).
  */
-import type { TenantsTable, UsersTable } from '../adapters/sql/schema.js';
-import type { Role } from '../auth/tokens.js';
+import type { UsersTable } from '../adapters/sql/schema.js';
 import { TENANT_EVENT_TYPES, TenantEvent } from '../commands/tenants/events.js';
 import { USER_EVENT_TYPES, UserEvent } from '../commands/users/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
-import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import type { Projection } from './runtime/projection.js';
 
 export const tenantIdOf = (stream: string) => stream.slice('tenant-'.length);
 export const userIdOf = (stream: string) => stream.slice('user-'.length);
@@ -117,78 +113,3 @@ export const accountsProjection: Projection = {
     await trx.deleteFrom('tenants').execute();
   },
 };
-
-/** What every authenticated request checks, in memory (no database round trip). */
-export interface AccessState {
-  disabledTenants: Set<string>;
-  disabledUsers: Set<string>;
-  /**
-   * Every user that exists: its tenant and current role (tokens carry the role they were issued
-   * with). One small entry per user of the installation; users are never deleted.
-   */
-  users: Map<string, { tenantId: string; role: Role }>;
-}
-
-export const accessLiveView: LiveViewDefinition<AccessState> = {
-  projection: accountsProjection,
-  snapshot: { version: 1 },
-  async load(db) {
-    const tenants = await db.selectFrom('tenants').select('tenant_id').where('disabled', '=', 1).execute();
-    const users = await db.selectFrom('users').select(['id', 'tenant_id', 'role', 'disabled']).execute();
-    return {
-      disabledTenants: new Set(tenants.map((t) => t.tenant_id)),
-      disabledUsers: new Set(users.filter((u) => u.disabled === 1).map((u) => u.id)),
-      users: new Map(users.map((u) => [u.id, { tenantId: u.tenant_id, role: u.role as Role }])),
-    };
-  },
-  evolve(state, stored) {
-    switch (stored.type) {
-      case 'TenantDisabled':
-        state.disabledTenants.add(tenantIdOf(stored.stream));
-        break;
-      case 'TenantEnabled':
-        state.disabledTenants.delete(tenantIdOf(stored.stream));
-        break;
-      case 'UserCreated':
-      case 'UserRoleChanged': {
-        const event = UserEvent.parse({ type: stored.type, data: stored.data });
-        const id = userIdOf(stored.stream);
-        if (event.type === 'UserCreated') state.users.set(id, { tenantId: stored.tenant_id, role: event.data.role });
-        else if (event.type === 'UserRoleChanged') {
-          const user = state.users.get(id);
-          if (user) user.role = event.data.role;
-        }
-        break;
-      }
-      case 'UserDisabled':
-        state.disabledUsers.add(userIdOf(stored.stream));
-        break;
-      case 'UserEnabled':
-        state.disabledUsers.delete(userIdOf(stored.stream));
-        break;
-    }
-    return state;
-  },
-};
-
-export async function loadTenants(db: ReadModelDb, tenantId?: string): Promise<TenantsTable[]> {
-  let query = db.selectFrom('tenants').selectAll();
-  if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
-  return query.orderBy('created_at').orderBy('tenant_id').execute();
-}
-
-export async function loadUsers(db: ReadModelDb, tenantId: string): Promise<UsersTable[]> {
-  return db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
-}
-
-/** A user by id within a tenant; `tenantId` null searches every tenant (operators only). */
-export async function loadUser(db: ReadModelDb, tenantId: string | null, id: string): Promise<UsersTable | undefined> {
-  let query = db.selectFrom('users').selectAll().where('id', '=', id);
-  if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
-  return query.executeTakeFirst();
-}
-
-/** The login lookup: emails are unique across the installation, so this one is not tenant-scoped. */
-export async function loadUserByEmail(db: ReadModelDb, normalizedEmail: string): Promise<UsersTable | undefined> {
-  return db.selectFrom('users').selectAll().where('email', '=', normalizedEmail).executeTakeFirst();
-}

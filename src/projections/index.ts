@@ -1,6 +1,6 @@
 /** Every projection the runner drives, by name. Add a new one here after writing its file. */
 import { accountsProjection } from './accounts.js';
-import { billingProjection } from './billing.js';
+import { billingProjection } from './billing/projection.js';
 import { channelsProjection } from './channels.js';
 import { keyUsageProjection } from './key-usage.js';
 import { keysProjection } from './keys.js';

@@ -1,12 +1,6 @@
-/**
- * Per-key usage totals (`key_usage`) from the relay's usage events. Quota counters live in the
- * counters port (memory or Redis, neither kept on disk here), so at startup they are re-seeded
- * from what each key has spent (billing_key_spend, kept by the billing projection at the tenant's
- * prices): a restart never hands a key its quota back.
- */
+/** Per-key usage totals (`key_usage`) from the relay's usage events. */
 import { preparedStatement } from '../adapters/sql/compiled.js';
 import { USAGE_RECORDED } from '../commands/usage/events.js';
-import type { Counters } from '../ports/counters.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 import { requireUsageEvent } from './usage-events.js';
@@ -56,19 +50,3 @@ export const keyUsageProjection: Projection = {
     await trx.deleteFrom('key_usage').execute();
   },
 };
-
-/**
- * Puts each key's used quota back into an empty counter (a fresh Redis or a restarted process):
- * what the key has spent at the tenant's prices, from the billing projection (billing_key_spend).
- */
-export async function seedQuotaCounters(db: ReadModelDb, counters: Counters): Promise<number> {
-  const rows = await db.selectFrom('billing_key_spend').select(['key_id', 'spent_micro']).execute();
-  let seeded = 0;
-  for (const row of rows) {
-    const key = `quota:${row.key_id}`;
-    if ((await counters.get(key)) !== 0) continue; // live (another instance is using it)
-    await counters.set(key, Number(row.spent_micro));
-    seeded++;
-  }
-  return seeded;
-}

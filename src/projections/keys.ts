@@ -1,14 +1,10 @@
 /**
- * API keys read model (`api_keys`) for the admin and user APIs, and the key directory every
- * instance keeps in memory so authenticating a key costs no database round trip: looked up by
- * the SHA-256 of the presented secret, policy pre-compiled (IP rules parsed, model sets built).
- * A revocation is one event: every instance drops the key when it sees it.
+ * API keys read model (`api_keys`) for the admin and user APIs; the key directory in memory is its
+ * live view (src/views/keys.ts).
  */
-import { API_KEY_EVENT_TYPES, ApiKeyEvent, type KeyPolicy } from '../commands/keys/events.js';
+import { API_KEY_EVENT_TYPES, ApiKeyEvent } from '../commands/keys/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
-import { compileIpRules, parseIpRule, type IpRule, type IpRuleSet } from '../relay/access/ip-rules.js';
-import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import type { Projection } from './runtime/projection.js';
 
 export const keyIdOf = (stream: string) => stream.slice('apikey-'.length);
 
@@ -58,87 +54,5 @@ export const keysProjection: Projection = {
   },
   async reset(trx) {
     await trx.deleteFrom('api_keys').execute();
-  },
-};
-
-/** A key ready for the hot path. */
-export interface ActiveKey {
-  id: string;
-  tenantId: string;
-  userId: string;
-  name: string;
-  policy: KeyPolicy;
-  allowedIps: IpRuleSet;
-  blockedIps: IpRuleSet;
-  allowedModels: ReadonlySet<string>;
-  blockedModels: ReadonlySet<string>;
-  allowedCountries: ReadonlySet<string>;
-  blockedCountries: ReadonlySet<string>;
-  /** Epoch ms, or Infinity. */
-  expiresAt: number;
-}
-
-export interface KeyDirectory {
-  byHash: Map<string, ActiveKey>;
-  hashById: Map<string, string>;
-}
-
-export function compileKey(id: string, tenantId: string, userId: string, name: string, policy: KeyPolicy): ActiveKey {
-  const rules = (list: string[]) => compileIpRules(list.map((r) => parseIpRule(r)).filter((r): r is IpRule => r !== null));
-  return {
-    id,
-    tenantId,
-    userId,
-    name,
-    policy,
-    allowedIps: rules(policy.allowed_ips),
-    blockedIps: rules(policy.blocked_ips),
-    allowedModels: new Set(policy.allowed_models),
-    blockedModels: new Set(policy.blocked_models),
-    allowedCountries: new Set(policy.allowed_countries.map((c) => c.toUpperCase())),
-    blockedCountries: new Set(policy.blocked_countries.map((c) => c.toUpperCase())),
-    expiresAt: policy.expires_at ? Date.parse(policy.expires_at) : Infinity,
-  };
-}
-
-export async function loadKeyRows(db: ReadModelDb, tenantId: string, userId?: string) {
-  let query = db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId);
-  if (userId) query = query.where('user_id', '=', userId);
-  return query.orderBy('created_at').execute();
-}
-
-export const keyDirectoryView: LiveViewDefinition<KeyDirectory> = {
-  projection: keysProjection,
-  async load(db) {
-    const directory: KeyDirectory = { byHash: new Map(), hashById: new Map() };
-    const rows = await db.selectFrom('api_keys').selectAll().where('revoked', '=', 0).execute();
-    for (const row of rows) {
-      directory.byHash.set(row.key_hash, compileKey(row.id, row.tenant_id, row.user_id, row.name, JSON.parse(row.policy) as KeyPolicy));
-      directory.hashById.set(row.id, row.key_hash);
-    }
-    return directory;
-  },
-  evolve(directory, stored) {
-    const id = keyIdOf(stored.stream);
-    const event = parse(stored);
-    switch (event.type) {
-      case 'ApiKeyCreated':
-        directory.byHash.set(event.data.key_hash, compileKey(id, stored.tenant_id, event.data.user_id, event.data.name, event.data.policy));
-        directory.hashById.set(id, event.data.key_hash);
-        break;
-      case 'ApiKeyUpdated': {
-        const hash = directory.hashById.get(id);
-        const current = hash ? directory.byHash.get(hash) : undefined;
-        if (hash && current) directory.byHash.set(hash, compileKey(id, current.tenantId, current.userId, event.data.name ?? current.name, event.data.policy ?? current.policy));
-        break;
-      }
-      case 'ApiKeyRevoked': {
-        const hash = directory.hashById.get(id);
-        if (hash) directory.byHash.delete(hash);
-        directory.hashById.delete(id);
-        break;
-      }
-    }
-    return directory;
   },
 };

@@ -1,21 +1,15 @@
 /**
  * Maintenance-mode read model: one row per installation (`maintenance_state`). Admins query it;
- * every instance also keeps it in memory (a live view) because every request checks it.
+ * every instance also keeps it in memory (src/views/maintenance.ts) because every request checks it.
  */
-import { MAINTENANCE_ID, maintenance, type MaintenanceState } from '../commands/maintenance/decider.js';
+import { MAINTENANCE_ID, maintenance } from '../commands/maintenance/decider.js';
 import { MaintenanceEvent } from '../commands/maintenance/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
-import type { LiveViewDefinition } from './runtime/live-view.js';
-import type { Projection, ReadModelDb } from './runtime/projection.js';
+import { loadMaintenance, type MaintenanceView } from '../queries/maintenance.js';
+import type { Projection } from './runtime/projection.js';
 
-export interface MaintenanceView extends MaintenanceState {
-  changed_by: string | null;
-  changed_at: string | null;
-}
-
-const EMPTY: MaintenanceView = { enabled: false, message: '', changed_by: null, changed_at: null };
-
-function fold(view: MaintenanceView, stored: StoredEvent): MaintenanceView {
+/** The state after one event: the table's row and the live view follow the same rule. */
+export function foldMaintenance(view: MaintenanceView, stored: StoredEvent): MaintenanceView {
   const event = MaintenanceEvent.parse({ type: stored.type, data: stored.data });
   return { ...maintenance.evolve(view, event), changed_by: event.data.by, changed_at: stored.occurred_at };
 }
@@ -26,7 +20,7 @@ export const maintenanceProjection: Projection = {
   eventTypes: ['MaintenanceEnabled', 'MaintenanceDisabled'],
   async apply(trx, event) {
     const current = await loadMaintenance(trx);
-    const next = fold(current, event);
+    const next = foldMaintenance(current, event);
     const row = { enabled: next.enabled ? 1 : 0, message: next.message, changed_by: next.changed_by, changed_at: next.changed_at ?? event.occurred_at };
     const updated = await trx.updateTable('maintenance_state').set(row).where('id', '=', MAINTENANCE_ID).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) await trx.insertInto('maintenance_state').values({ id: MAINTENANCE_ID, ...row }).execute();
@@ -34,17 +28,4 @@ export const maintenanceProjection: Projection = {
   async reset(trx) {
     await trx.deleteFrom('maintenance_state').execute();
   },
-};
-
-export async function loadMaintenance(db: ReadModelDb): Promise<MaintenanceView> {
-  const row = await db.selectFrom('maintenance_state').selectAll().where('id', '=', MAINTENANCE_ID).executeTakeFirst();
-  if (!row) return EMPTY;
-  return { enabled: row.enabled === 1, message: row.message, changed_by: row.changed_by, changed_at: row.changed_at };
-}
-
-export const maintenanceLiveView: LiveViewDefinition<MaintenanceView> = {
-  projection: maintenanceProjection,
-  snapshot: { version: 1 },
-  load: loadMaintenance,
-  evolve: fold,
 };

@@ -4,7 +4,6 @@
  * deletion, so a device syncing from a cursor learns of it. Built-ins are upserted on each
  * BuiltinPresetPublished.
  */
-import type { PresetsTable } from '../adapters/sql/schema.js';
 import type { PresetVisibility } from '../commands/presets/content.js';
 import { SYSTEM_TENANT } from '../commands/presets/decider.js';
 import { BuiltinPresetPublished, PRESET_EVENT_TYPES, PresetEvent, type PresetContentData } from '../commands/presets/events.js';
@@ -143,36 +142,4 @@ async function publishBuiltin(trx: ReadModelDb, stored: StoredEvent) {
       deleted_at: null,
     })
     .execute();
-}
-
-/** Who is reading: visibility is decided against the caller's tenant and user id. */
-export interface PresetReader {
-  tenantId: string;
-  userId: string;
-}
-
-/**
- * The rows `reader` may see (deleted ones excluded): built-ins; public presets of any tenant; in
- * the reader's tenant, its own presets and the team's.
- */
-export function visiblePresets(db: ReadModelDb, reader: PresetReader) {
-  return db
-    .selectFrom('presets')
-    .where('deleted', '=', 0)
-    .where((eb) =>
-      eb.or([
-        eb('builtin', '=', 1),
-        eb('visibility', '=', 'public'),
-        eb.and([eb('tenant_id', '=', reader.tenantId), eb.or([eb('owner_id', '=', reader.userId), eb('visibility', '=', 'team')])]),
-      ]),
-    );
-}
-
-/** A preset the reader may see, or undefined (missing, deleted, or not shared with the reader). */
-export async function findVisiblePreset(db: ReadModelDb, reader: PresetReader, id: string): Promise<PresetsTable | undefined> {
-  return visiblePresets(db, reader).selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export function presetDocument(row: Pick<PresetsTable, 'data'>): PresetDocument {
-  return JSON.parse(row.data) as PresetDocument;
 }

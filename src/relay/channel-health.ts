@@ -13,7 +13,7 @@ import type { CommandBus } from '../commands/bus.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Counters } from '../ports/counters.js';
-import type { ChannelDirectory } from '../projections/channels.js';
+import type { ChannelDirectory } from '../views/channels.js';
 import type { Channel } from './channel.js';
 import { probeChannel } from './probe.js';
 import type { UpstreamPools } from './upstream-pool.js';

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { AppError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
-import type { ActiveKey } from '../projections/keys.js';
+import type { ActiveKey } from '../views/keys.js';
 import { relayDisabledError, routedModel, type BillingGate } from './access/billing-gate.js';
 import type { Callers, RelayCaller, ResolvedCaller } from './access/caller.js';
 import type { KeyGate } from './access/key-gate.js';

@@ -7,7 +7,7 @@
  * provider_config (primary, then each fallback) when given; then priority (lowest value first);
  * inside a priority, smooth weighted round-robin picks the first, the others follow by weight.
  */
-import type { ChannelDirectory, RoutableChannel } from '../projections/channels.js';
+import type { ChannelDirectory, RoutableChannel } from '../views/channels.js';
 import type { Channel } from './channel.js';
 import { ownValue } from '../own.js';
 

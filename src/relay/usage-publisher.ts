@@ -44,17 +44,18 @@ export interface UsagePublisherOptions {
   maxBatch?: number;
   /** How long to wait before appending again after the store failed. */
   retryIntervalMs?: number;
-  /**
-   * Called with every event of this publisher before it goes into its stream. The billing live
-   * view folds this instance's usage here rather than when the log hands it back (app.ts); it
-   * ignores an event it has seen.
-   */
-  beforeAppend?: (data: UsageData) => void;
   /** An event failed validation and went to the dead-letter file. */
   onDeadLetter?: () => void;
 }
 
 const APPEND_BATCH = 500;
+
+/**
+ * Takes every event of a publisher as it is published, before it goes into the stream: the
+ * billing live view folds this instance's usage here rather than when the log hands it back
+ * (app.ts); it ignores an event it has seen.
+ */
+export type UsageSink = (data: UsageData) => void;
 
 export class UsagePublisher {
   private readonly owner = randomUUID().replace(/-/g, '');
@@ -71,6 +72,7 @@ export class UsagePublisher {
   private closed = false;
   private storeFailing = false;
   private readonly sleepers = new Set<() => void>();
+  private readonly sinks: Array<{ name: string; take: UsageSink }> = [];
   /** Count of events appended to the store (observability and tests). */
   published = 0;
   /** Count of events that failed validation. */
@@ -98,6 +100,14 @@ export class UsagePublisher {
   /** Bytes of this process's journal segments. */
   get journalBytes(): number {
     return this.journal.bytes;
+  }
+
+  /**
+   * Hands every valid event published from now on to `sink`, synchronously within `publish`. A
+   * sink must never fail a request: what it throws is logged under its `name`.
+   */
+  addSink(name: string, sink: UsageSink): void {
+    this.sinks.push({ name, take: sink });
   }
 
   /** Replays journals left by dead processes (and spools of earlier versions). Call once at startup. */
@@ -211,12 +221,14 @@ export class UsagePublisher {
     }
   }
 
-  /** `beforeAppend`, which must never fail a request. */
+  /** Hands `data` to every sink; none may fail a request. */
   private observe(data: UsageData) {
-    try {
-      this.options.beforeAppend?.(data);
-    } catch (error) {
-      this.logger.error({ err: error, request_id: data.request_id }, 'usage event observer failed');
+    for (const { name, take } of this.sinks) {
+      try {
+        take(data);
+      } catch (error) {
+        this.logger.error({ err: error, request_id: data.request_id, sink: name }, 'usage sink failed');
+      }
     }
   }
 

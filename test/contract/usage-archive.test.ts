@@ -19,7 +19,7 @@ import type { ReadModelTables } from '../../src/adapters/sql/schema.js';
 import { archiveUsage, readArchivedCommits, readManifest, verifyArchive, withArchive } from '../../src/archive/usage-archive.js';
 import { ArchivalNotSupportedError } from '../../src/errors.js';
 import type { Commit, EventStore } from '../../src/ports/event-store.js';
-import { billingProjection } from '../../src/projections/billing.js';
+import { billingProjection } from '../../src/projections/billing/projection.js';
 import { keyUsageProjection } from '../../src/projections/key-usage.js';
 import { ProjectionRunner } from '../../src/projections/runtime/runner.js';
 import { usageProjection } from '../../src/projections/usage.js';

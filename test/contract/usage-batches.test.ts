@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite.js';
 import type { ReadModelTables } from '../../src/adapters/sql/schema.js';
-import { billingProjection } from '../../src/projections/billing.js';
+import { billingProjection } from '../../src/projections/billing/projection.js';
 import { keyUsageProjection } from '../../src/projections/key-usage.js';
 import type { Projection } from '../../src/projections/runtime/projection.js';
 import { ProjectionRunner } from '../../src/projections/runtime/runner.js';

@@ -13,7 +13,8 @@ import type { SqlDatabase } from '../../src/adapters/sql/database.js';
 import { auditReplay } from '../../src/audit/replay.js';
 import { USAGE_RECORDED, type UsageData } from '../../src/commands/usage/events.js';
 import { ProjectionRunner } from '../../src/projections/runtime/runner.js';
-import { queryUsage, usageProjection } from '../../src/projections/usage.js';
+import { usageProjection } from '../../src/projections/usage.js';
+import { queryUsage } from '../../src/queries/usage.js';
 import { freshDatabase, dialectsHere } from '../support/databases.js';
 
 const logger = pino({ level: 'silent' });

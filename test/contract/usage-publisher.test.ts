@@ -225,15 +225,15 @@ describe('usage publisher', () => {
     expect(await recorded(store)).toEqual(['req-7', 'req-8']);
   });
 
-  it('shows every event to beforeAppend as it is published, before the store has it, even while the store fails', async () => {
+  it('shows every event to its sinks as it is published, before the store has it, even while the store fails', async () => {
     const flaky = switchable(store);
     const seen: Array<{ id: string; inStore: number }> = [];
     const publisher: UsagePublisher = new UsagePublisher(flaky, logger, {
       journalDir: join(dir, 'journal'),
       flushIntervalMs: 5,
       retryIntervalMs: 60_000,
-      beforeAppend: (data) => seen.push({ id: data.request_id, inStore: publisher.published }),
     });
+    publisher.addSink('test', (data) => seen.push({ id: data.request_id, inStore: publisher.published }));
     void publisher.publish(usage(0));
     expect(seen).toEqual([{ id: 'req-0', inStore: 0 }]); // at once, not at the flush
     await publisher.flush();
@@ -242,6 +242,22 @@ describe('usage publisher', () => {
     expect(seen.map((e) => e.id)).toEqual(['req-0', 'req-1']);
     expect(await recorded(store)).toEqual(['req-0']);
     await publisher.close();
+  });
+
+  it('logs a failing sink under its name and still journals, appends and hands the event to the other sinks', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const capture = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const publisher = new UsagePublisher(store, capture, { journalDir: join(dir, 'journal'), flushIntervalMs: 5 });
+    const seen: string[] = [];
+    publisher.addSink('broken', () => {
+      throw new Error('sink down');
+    });
+    publisher.addSink('working', (data) => seen.push(data.request_id));
+    await publisher.publish(usage(0));
+    await publisher.close();
+    expect(seen).toEqual(['req-0']);
+    expect(await recorded(store)).toEqual(['req-0']);
+    expect(lines).toEqual([expect.objectContaining({ sink: 'broken', request_id: 'req-0', msg: 'usage sink failed' })]);
   });
 
   it.skipIf(!inject('services').nats)('publishes batches on JetStream', async () => {

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { admitPrincipal } from '../../src/auth/access-policy.js';
 import { TokenService, type Principal } from '../../src/auth/tokens.js';
-import type { AccessState } from '../../src/projections/accounts.js';
-import type { ActiveSessions } from '../../src/projections/sessions.js';
+import type { AccessState } from '../../src/views/access.js';
+import type { ActiveSessions } from '../../src/views/sessions.js';
 import { UnauthorizedError } from '../../src/errors.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelDirectory, RoutableChannel } from '../../src/projections/channels.js';
+import type { ChannelDirectory, RoutableChannel } from '../../src/views/channels.js';
 import type { Channel } from '../../src/relay/channel.js';
 import { Router } from '../../src/relay/router.js';
 

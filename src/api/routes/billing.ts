@@ -10,7 +10,7 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { formatCredits, parseCredits } from '../../billing/money.js';
 import type { Price } from '../../billing/pricing.js';
-import { balanceOf, findSubscription, ledgerCsv, ledgerEntryAt, listBalances, listLedger, loadPricing, loadSettings, statement, subscriptionView, type LedgerFilter } from '../../billing/queries.js';
+import { balanceOf, findSubscription, ledgerCsv, ledgerEntryAt, listBalances, listLedger, loadPricing, loadSettings, statement, subscriptionView, type LedgerFilter } from '../../queries/billing.js';
 import { credits } from '../../commands/credits/decider.js';
 import { pricing } from '../../commands/pricing/decider.js';
 import { settings } from '../../commands/settings/decider.js';

@@ -21,7 +21,7 @@ import { PRESET_CATEGORIES, PRESET_LIMITS, PRESET_ROLES, PRESET_VISIBILITIES, ty
 import { PreconditionFailedError, presets } from '../../commands/presets/decider.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from '../../presets/builtin.js';
-import { findVisiblePreset, presetDocument, type PresetReader } from '../../projections/presets.js';
+import { findVisiblePreset, presetDocument, type PresetReader } from '../../queries/presets.js';
 import { presetChanges, searchPresets, type PresetQuery } from '../../presets/search.js';
 import { requirePermission, requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatCredits, parseCredits } from '../../billing/money.js';
-import { findPlan, findSubscription, listPlans, listSubscriptions, planView, subscriptionView, termsOf } from '../../billing/queries.js';
+import { findPlan, findSubscription, listPlans, listSubscriptions, planView, subscriptionView, termsOf } from '../../queries/billing.js';
 import type { PlanQuota } from '../../commands/plans/events.js';
 import { plans } from '../../commands/plans/decider.js';
 import { subscriptions, type SubscriptionCommand } from '../../commands/subscriptions/decider.js';

@@ -13,7 +13,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { UsageRequestsTable } from '../../adapters/sql/schema.js';
 import type { Principal } from '../../auth/tokens.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
-import { listUsageRequests, queryUsage, USAGE_DIMENSIONS, type UsageDimension, type UsageFilter } from '../../projections/usage.js';
+import { listUsageRequests, queryUsage, USAGE_DIMENSIONS, type UsageDimension, type UsageFilter } from '../../queries/usage.js';
 import { requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { EntityId, isOperator } from './tenants.js';

@@ -18,7 +18,7 @@ import { sessions } from '../../commands/sessions/decider.js';
 import { createUser } from '../../commands/users/create-user.js';
 import { users, type UserCommand } from '../../commands/users/decider.js';
 import { AppError, BadRequestError, DomainError, NotFoundError, UnauthorizedError } from '../../errors.js';
-import { activeSessionIds } from '../../projections/sessions.js';
+import { activeSessionIds } from '../../queries/sessions.js';
 import { requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { EntityId, isOperator, tenantNotAllowed } from './tenants.js';

@@ -8,7 +8,7 @@ import type { UsageData } from '../../commands/usage/events.js';
 import { AppError, ForbiddenError } from '../../errors.js';
 import { estimateMicro, chargeMicro, priceIn, type Price } from '../../billing/pricing.js';
 import { admission, billedModel, DEFAULT_SETTINGS, isBillable, type Settings, type TrafficKind } from '../../billing/rating.js';
-import type { BillingState } from '../../projections/billing.js';
+import type { BillingState } from '../../views/billing.js';
 import type { ChatCompletionRequest } from '../schema.js';
 import type { QuotaCost } from './quota-cost.js';
 import { ownValue } from '../../own.js';

@@ -8,7 +8,7 @@ import type { Rbac } from '../../auth/rbac.js';
 import type { Principal, TokenService } from '../../auth/tokens.js';
 import { ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { HttpRequestLike } from '../../http-exchange.js';
-import type { ActiveKey, KeyDirectory } from '../../projections/keys.js';
+import type { ActiveKey, KeyDirectory } from '../../views/keys.js';
 import { KEY_PREFIX, type KeyGate } from './key-gate.js';
 
 /** Who is calling the relay, as authentication resolved it. */

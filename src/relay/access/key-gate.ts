@@ -12,7 +12,7 @@ import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/counters.js';
 import type { UsageData } from '../../commands/usage/events.js';
-import type { ActiveKey, KeyDirectory } from '../../projections/keys.js';
+import type { ActiveKey, KeyDirectory } from '../../views/keys.js';
 import type { ChatCompletionRequest } from '../schema.js';
 import { ownValue } from '../../own.js';
 import { clientIp } from './client-ip.js';

@@ -6,7 +6,7 @@
  */
 import { NotFoundError, type AppError } from '../../errors.js';
 import type { ReadModelDb } from '../../projections/runtime/projection.js';
-import { findVisiblePreset, presetDocument } from '../../projections/presets.js';
+import { findVisiblePreset, presetDocument } from '../../queries/presets.js';
 import { applyPreset } from '../presets.js';
 import { ChatCompletionRequest } from '../schema.js';
 import { validationError } from '../../api/errors.js';

@@ -4,11 +4,11 @@
  */
 import type { BillingLedgerTable, BillingPlansTable, BillingSubscriptionsTable } from '../adapters/sql/schema.js';
 import type { PlanQuota, PlanTerms } from '../commands/plans/events.js';
-import { DEFAULT_PRICE_MODEL, priceOfRow, settingsOfRow, type LedgerEntryType } from '../projections/billing.js';
+import { DEFAULT_PRICE_MODEL, priceOfRow, settingsOfRow, type LedgerEntryType } from '../projections/billing/rows.js';
 import type { ReadModelDb } from '../projections/runtime/projection.js';
-import { formatCredits } from './money.js';
-import type { Price } from './pricing.js';
-import { remainingOf, type Period, type QuotaUse, type Settings } from './rating.js';
+import { formatCredits } from '../billing/money.js';
+import type { Price } from '../billing/pricing.js';
+import { remainingOf, type Period, type QuotaUse, type Settings } from '../billing/rating.js';
 
 const n = (v: number | string | bigint | null | undefined) => (v === null || v === undefined ? 0 : Number(v));
 
