@@ -5,7 +5,9 @@
  *    fastify's node:http server untouched, with its connection (a keep-alive connection is handed
  *    over at its first other request and stays with fastify).
  *  - `node`: a plain node:http server; every other request is given to fastify's request handler.
- * (`fastify`: no front, fastify listens itself and answers everything.)
+ * (`fastify`: no front, fastify listens itself and answers everything.) The lean front is the
+ * default: per relayed request it costs the process less CPU than the node:http one (decision 0100
+ * has the figures, and says when to measure again).
  *
  * Chat-completion requests are the traffic of a gateway, and fastify's request lifecycle is a
  * visible share of what the serving thread spends on each one. So a front answers
@@ -125,8 +127,8 @@ function relayAnswerer(ctx: AppContext, endpoint: ChatEndpoint): (exchange: Fron
       const labels = labelsOf(method, path, status);
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
-      if (status >= 400) metrics.httpErrors.inc(labels);
-      if (debug) logger.debug({ reqId: request.id, req: { method, url }, res: { statusCode: status }, responseTime: seconds * 1000 }, 'request completed');
+      if (response.statusCode >= 400) metrics.httpErrors.inc(labels);
+      if (debug) logger.debug({ reqId: request.id, req: { method, url }, res: { statusCode: response.statusCode }, responseTime: seconds * 1000 }, 'request completed');
     }
   };
 }
