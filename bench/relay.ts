@@ -76,7 +76,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '3' },
-    'stream-requests': { type: 'string', default: '300' },
+    'stream-requests': { type: 'string' },
     'stream-gap-ms': { type: 'string', default: '2' },
     dist: { type: 'boolean', default: false },
     caller: { type: 'string', default: 'token' },
@@ -96,7 +96,7 @@ if (args.help) {
   --seconds N           duration of each non-streaming phase (default 10)
   --connections C       connections of the concurrent phases (default 50; 1 is always measured too)
   --warmup N            seconds of warm-up load on each path before measuring (default 3)
-  --stream-requests N   sequential streaming requests per path (default 300)
+  --stream-requests N   sequential streaming requests per path (default 300; with --compare, none unless given)
   --stream-gap-ms N     the fake's pause between its first SSE event and the rest (default 2)
   --dist                run Switchyard from dist/ (npm run build first) instead of src/ via tsx
   --mode embedded|distributed
@@ -111,7 +111,11 @@ if (args.help) {
   --compare a=DIR,b=DIR builds side by side instead: each DIR is a checkout with its build
                         (DIR/dist/src/cli.js; e.g. a git worktree of another revision, node_modules
                         linked, npm run build); only the relay at C connections is measured, the
-                        builds taking turns in ABBA order for --rounds rounds (default 8) of --seconds
+                        builds taking turns for --rounds rounds (default 8) of --seconds, each round
+                        starting one later (ABBA for two; ABC BCA CAB for three). A side may carry
+                        environment overrides: name=DIR:VAR=value[:VAR=value], e.g.
+                        --compare lean=.:RELAY_HTTP_SERVER=lean,node=.:RELAY_HTTP_SERVER=node
+                        With --stream-requests N, each turn also times N sequential streaming requests.
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
 }
@@ -766,7 +770,7 @@ async function main() {
   const seconds = nonNegative('seconds', args.seconds);
   const connections = Math.max(1, Math.round(nonNegative('connections', args.connections)));
   const warmup = nonNegative('warmup', args.warmup);
-  const streamRequests = Math.max(1, Math.round(nonNegative('stream-requests', args['stream-requests'])));
+  const streamRequests = Math.max(1, Math.round(nonNegative('stream-requests', args['stream-requests'] ?? '300')));
   const gapMs = nonNegative('stream-gap-ms', args['stream-gap-ms']);
   const connectionsList = connections === 1 ? [1] : [1, connections];
 
@@ -833,52 +837,88 @@ async function main() {
 }
 
 /**
- * `--compare`: two or more builds of Switchyard side by side on one fake upstream, taking turns at
- * the relay phase in ABBA order. On a machine whose speed drifts from minute to minute, the
- * medians of such pairs compare builds where two separate runs of the whole benchmark cannot.
+ * `--compare`: two or more builds (or configurations) of Switchyard side by side on one fake
+ * upstream, taking turns at the relay phase, each round starting one later than the one before
+ * (ABBA for two, ABC BCA CAB for three), so every side takes every position equally often. On a
+ * machine whose speed drifts from minute to minute, the medians of such turns compare builds where
+ * two separate runs of the whole benchmark cannot.
  */
 async function compare(spec: string) {
   const seconds = nonNegative('seconds', args.seconds);
   const connections = Math.max(1, Math.round(nonNegative('connections', args.connections)));
   const rounds = Math.max(1, Math.round(nonNegative('rounds', args.rounds)));
-  const builds = spec.split(',').map((entry) => {
-    const [name, dir] = entry.split('=');
-    if (!name || !dir) throw new Error(`--compare takes name=DIR,name=DIR (got "${entry}")`);
-    return { name, cli: resolve(dir, 'dist/src/cli.js') };
-  });
+  const streamRequests = args['stream-requests'] === undefined ? 0 : Math.round(nonNegative('stream-requests', args['stream-requests']));
+  const builds = spec.split(',').map(parseSide);
   const fake = await startHelper('fake', ['--stream-gap-ms', args['stream-gap-ms'] ?? '2']);
-  const running: Array<{ name: string; sy: Switchyard; target: Target; serving: number[]; total: number[]; rps: number[] }> = [];
+  const running: Array<{ name: string; sy: Switchyard; target: Target; serving: number[]; total: number[]; rps: number[]; firstByte: number[] }> = [];
   try {
-    for (const { name, cli } of builds) {
-      const sy = await startSwitchyard(cli, args.dir, undefined, {});
+    for (const { name, cli, env } of builds) {
+      const sy = await startSwitchyard(cli, args.dir, undefined, env);
       const { adminToken, userToken } = await benchTokens(sy);
-      running.push({ name, sy, target: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } }, serving: [], total: [], rps: [] });
+      running.push({ name, sy, target: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } }, serving: [], total: [], rps: [], firstByte: [] });
       await createChannel(sy, fake.url, adminToken, userToken);
     }
     for (const build of running) await load(build.target, connections, nonNegative('warmup', args.warmup));
+    const clients = new Map(running.map((build) => [build, new Client(new URL(build.target.url).origin, { pipelining: 1 })]));
     for (let round = 0; round < rounds; round++) {
-      for (const build of round % 2 === 0 ? running : [...running].reverse()) {
+      const start = round % running.length;
+      for (const build of [...running.slice(start), ...running.slice(0, start)]) {
         await sleep(1500); // the previous build's projector catches up before this one is loaded
         process.stdout.write(`round ${round + 1}, ${build.name}: `);
         const row = await loadPhase(build.target, connections, seconds, build.sy);
         build.serving.push(row.servingCpuMsPerRequest! * 1000);
         build.total.push(row.cpuMsPerRequest! * 1000);
         build.rps.push(row.rps);
+        if (streamRequests > 0) {
+          const samples: number[] = [];
+          for (let i = 0; i < streamRequests; i++) samples.push((await streamOnce(clients.get(build)!, '/v1/chat/completions', build.target.headers)).firstByte);
+          build.firstByte.push(distribution(samples).p50);
+          console.log(`round ${round + 1}, ${build.name}: streaming, sequential, ${streamRequests}: first byte p50 ${fmt(build.firstByte.at(-1)!)} ms`);
+        }
       }
     }
+    await Promise.all([...clients.values()].map((client) => client.close()));
     const median = (xs: number[]) => {
       const sorted = [...xs].sort((a, b) => a - b);
       const mid = Math.floor(sorted.length / 2);
       return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
     };
-    console.log(`\n| build (${rounds} rounds of ${seconds} s, ${connections} connections) | relay req/s, median | Switchyard CPU µs/request, median (min) | serving thread µs/request, median (min) |\n|---|---:|---:|---:|`);
+    const stream = streamRequests > 0;
+    console.log(
+      `\n| build (${rounds} rounds of ${seconds} s, ${connections} connections) | relay req/s, median (min–max) | Switchyard CPU µs/request, median (min) | serving thread µs/request, median (min) |${stream ? ' streaming first byte p50 ms, median |' : ''}\n|---|---:|---:|---:|${stream ? '---:|' : ''}`,
+    );
     for (const b of running) {
-      console.log(`| ${b.name} | ${Math.round(median(b.rps))} | ${median(b.total).toFixed(0)} (${Math.min(...b.total).toFixed(0)}) | ${median(b.serving).toFixed(0)} (${Math.min(...b.serving).toFixed(0)}) |`);
+      console.log(
+        `| ${b.name} | ${Math.round(median(b.rps))} (${Math.round(Math.min(...b.rps))}–${Math.round(Math.max(...b.rps))}) | ${median(b.total).toFixed(0)} (${Math.min(...b.total).toFixed(0)}) | ${median(b.serving).toFixed(0)} (${Math.min(...b.serving).toFixed(0)}) |${stream ? ` ${fmt(median(b.firstByte))} |` : ''}`,
+      );
+    }
+    if (args.json) {
+      const dir = join(import.meta.dirname, 'results');
+      mkdirSync(dir, { recursive: true });
+      const date = new Date().toISOString();
+      const file = join(dir, `relay-compare-${date.replace(/[:.]/g, '-')}.json`);
+      const sides = running.map((b) => ({ name: b.name, rps: b.rps, cpuUsPerRequest: b.total, servingUsPerRequest: b.serving, streamFirstByteP50Ms: b.firstByte }));
+      writeFileSync(file, JSON.stringify({ date, spec, rounds, seconds, connections, streamRequests, loadavg: loadavg(), sides }, null, 2));
+      console.log(`results written to ${file}`);
     }
   } finally {
     for (const build of running) await build.sy.stop();
     fake.child.kill();
   }
+}
+
+/** One `--compare` side: name=DIR[:VAR=value...] (the build in DIR, run with those variables set). */
+function parseSide(entry: string): { name: string; cli: string; env: Record<string, string> } {
+  const [name, rest] = entry.split(/=(.*)/s, 2);
+  const [dir, ...overrides] = (rest ?? '').split(':');
+  if (!name || !dir) throw new Error(`--compare takes name=DIR[:VAR=value...],... (got "${entry}")`);
+  const env: Record<string, string> = {};
+  for (const override of overrides) {
+    const [variable, value] = override.split(/=(.*)/s, 2);
+    if (!variable || value === undefined) throw new Error(`--compare: "${override}" in "${entry}" is not VAR=value`);
+    env[variable] = value;
+  }
+  return { name, cli: resolve(dir, 'dist/src/cli.js'), env };
 }
 
 if (args.role === 'fake') {

@@ -14,7 +14,7 @@ import { migrateToLatest } from './adapters/sql/migrate.js';
 import type { AppContext } from './api/context.js';
 import { Metrics, startMetricsServer } from './api/metrics.js';
 import { bodyLimitOf, buildServer } from './api/server.js';
-import { createRelayServer } from './api/relay-server.js';
+import { createLeanRelayServer, createNodeRelayServer, type FrontServer } from './api/relay-server.js';
 import { loadRbac } from './auth/rbac.js';
 import { RecoveryCodeHasher } from './auth/recovery-codes.js';
 import { createTokenService } from './auth/tokens.js';
@@ -201,8 +201,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   };
   const server = await buildServer(ctx);
   let metricsServer: Server | null = null;
-  /** The relay's own HTTP/1.1 server on the public port, in front of fastify (RELAY_FAST_PATH). */
-  let front: ReturnType<typeof createRelayServer> | null = null;
+  /** The front server on the public port, in front of fastify (RELAY_HTTP_SERVER lean or node). */
+  let front: FrontServer | null = null;
   // Ended sessions leave the sessions table (every instance may do it: the delete is idempotent).
   let pruning: Promise<void> = Promise.resolve();
   const sessionRetention = setInterval(() => {
@@ -220,10 +220,13 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     server,
     async listen() {
       let url: string;
-      if (config.server.relayFastPath) {
+      const kind = config.server.httpServer;
+      if (kind !== 'fastify') {
         await server.ready();
-        front = createRelayServer(ctx, server.server, bodyLimitOf(config));
-        url = await listenOn(front, listenOptionsOf(config));
+        const create = kind === 'lean' ? createLeanRelayServer : createNodeRelayServer;
+        const created = create(ctx, server.server, bodyLimitOf(config));
+        front = created;
+        url = await listenOn(created, listenOptionsOf(config));
       } else {
         url = await server.listen(listenOptionsOf(config));
       }

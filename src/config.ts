@@ -154,7 +154,9 @@ export const EnvSchema = z.object({
   JWT_PUBLIC_KEY_FILE: optionalText,
   API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
   HEALTH_CHECK_ENABLED: bool(true),
-  /** Chat completions answered by the relay's own HTTP/1.1 server in front of fastify (false: fastify answers everything). */
+  /** Which server answers chat completions on the public port (docs/decisions/0100): a front in front of fastify (lean, node) or fastify itself. */
+  RELAY_HTTP_SERVER: z.enum(['lean', 'node', 'fastify']).optional(),
+  /** The older switch: false is RELAY_HTTP_SERVER=fastify (RELAY_HTTP_SERVER wins when both are set). */
   RELAY_FAST_PATH: bool(true),
   /** Run the projectors in a thread of their own (false: on the serving thread). */
   PROJECTORS_THREAD: bool(true),
@@ -191,13 +193,18 @@ export const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
+export type HttpServerKind = NonNullable<Env['RELAY_HTTP_SERVER']>;
+/** The front when RELAY_HTTP_SERVER is unset (docs/decisions/0100). */
+const DEFAULT_HTTP_SERVER: HttpServerKind = 'lean';
+
 export interface Config {
   secret: string;
   server: {
     host: string;
     port: number;
     logLevel: Env['LOG_LEVEL'];
-    relayFastPath: boolean;
+    /** What answers chat completions on the public port (RELAY_HTTP_SERVER): a front server before fastify, or fastify alone. */
+    httpServer: HttpServerKind;
     /** The listen backlog of the public port (HTTP_LISTEN_BACKLOG). */
     listenBacklog: number;
     /** Request bodies nested deeper are refused before parsing (MAX_JSON_DEPTH). */
@@ -305,7 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const archiveDir = e.USAGE_ARCHIVE_DIR ?? `${dataDir}/archive`;
   return {
     secret: e.SECRET,
-    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, relayFastPath: e.RELAY_FAST_PATH, listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH },
+    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, httpServer: e.RELAY_HTTP_SERVER ?? (e.RELAY_FAST_PATH ? DEFAULT_HTTP_SERVER : 'fastify'), listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH },
     eventStore: e.EVENTSTORE_URL
       ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL, archiveDir }
       : e.NATS_URL

@@ -1,8 +1,9 @@
 /**
  * What the relay and the access checks need from one HTTP exchange, whichever server carried it:
- * fastify (node:http) for the whole API, or the relay's own HTTP/1.1 server (src/api/http1/) on
- * the chat-completions hot path. Keeping these two small shapes free of fastify's types is what
- * lets one relay implementation answer on both.
+ * fastify (node:http) for the whole API, or the front server on the chat-completions hot path
+ * (src/api/relay-server.ts: the relay's own HTTP/1.1 server, src/api/http1/, or plain node:http).
+ * Keeping these two small shapes free of fastify's types is what lets one relay implementation
+ * answer on every one.
  */
 import { timeOrderedUuid } from './ids.js';
 

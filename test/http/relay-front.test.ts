@@ -1,10 +1,11 @@
 /**
- * The public port's two servers (src/api/relay-server.ts): chat completions answered by the
- * relay's own HTTP/1.1 server, everything else by fastify, on one port and on one keep-alive
- * connection; the same answers, headers, errors, metrics and usage events either way.
+ * The public port's front server and fastify behind it (src/api/relay-server.ts), with either
+ * front (RELAY_HTTP_SERVER lean: the relay's own HTTP/1.1 server; node: a plain node:http server):
+ * chat completions answered by the front, everything else by fastify, on one port and on one
+ * keep-alive connection; the same answers, headers, errors, metrics and usage events either way.
  *
  * Which server answered is observed on fastify's node:http server: a 'request' listener added by
- * the test counts the requests node:http parsed.
+ * the test counts the requests that reached fastify's handler.
  */
 import { connect } from 'node:net';
 import OpenAI from 'openai';
@@ -46,14 +47,19 @@ function raw(url: string, bytes: string, until?: RegExp): Promise<string> {
   });
 }
 
-describe('the relay server in front of fastify', () => {
+describe.each([
+  // The lean front hands a connection over for good at its first other request.
+  { front: 'lean', fastifyAfterHandOver: ['GET /v1/usage', 'POST /api/v1/chat/completions'] },
+  // The node:http front decides each request by itself.
+  { front: 'node', fastifyAfterHandOver: ['GET /v1/usage'] },
+])('the $front front server before fastify', ({ front, fastifyAfterHandOver }) => {
   let s: RunningApp;
   let upstream: OpenAiFake;
   let fastifySaw: string[];
 
   beforeAll(async () => {
     upstream = await startOpenAiFake();
-    s = await startApp({ HEALTH_CHECK_ENABLED: 'false' });
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_HTTP_SERVER: front });
     await createChannel(s, { name: 'front', type: 'openai', base_url: upstream.baseUrl, models: ['gpt-4o-mini'] });
     fastifySaw = countFastifyRequests(s);
   });
@@ -80,7 +86,7 @@ describe('the relay server in front of fastify', () => {
     expect(fastifySaw).toEqual([]);
   });
 
-  it('hands a keep-alive connection to fastify at its first other request, in order', async () => {
+  it('hands other requests of a keep-alive connection to fastify, in order', async () => {
     fastifySaw.length = 0;
     const client = new Client(s.url, { pipelining: 1 });
     try {
@@ -92,14 +98,15 @@ describe('the relay server in front of fastify', () => {
       const usage = await client.request({ method: 'GET', path: '/v1/usage', headers: { authorization: `Bearer ${s.userToken}` } });
       expect(usage.statusCode).toBe(200);
       await usage.body.dump();
-      // The same connection now belongs to fastify, which answers chat requests just the same.
+      // After it, the chat request is answered just the same (by fastify, on the lean front: the
+      // connection is fastify's now).
       const after = await post('/api/v1/chat/completions');
       expect(after.statusCode).toBe(200);
       expect(((await after.body.json()) as { object: string }).object).toBe('chat.completion');
     } finally {
       await client.close();
     }
-    expect(fastifySaw).toEqual(['GET /v1/usage', 'POST /api/v1/chat/completions']);
+    expect(fastifySaw).toEqual(fastifyAfterHandOver);
   });
 
   it('answers pipelined requests in order across the hand-over', async () => {
@@ -178,10 +185,10 @@ describe('the relay server in front of fastify', () => {
   });
 });
 
-describe('RELAY_FAST_PATH=false', () => {
+describe.each<Record<string, string>>([{ RELAY_HTTP_SERVER: 'fastify' }, { RELAY_FAST_PATH: 'false' }])('%o', (env) => {
   it('leaves every request to fastify', async () => {
     const upstream = await startOpenAiFake();
-    const s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_FAST_PATH: 'false' });
+    const s = await startApp({ HEALTH_CHECK_ENABLED: 'false', ...env });
     try {
       await createChannel(s, { name: 'plain', type: 'openai', base_url: upstream.baseUrl, models: ['gpt-4o-mini'] });
       const seen = countFastifyRequests(s);

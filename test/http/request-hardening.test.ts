@@ -1,10 +1,11 @@
 /**
- * Requests refused the same way on both HTTP paths: the relay's own HTTP/1.1 server (chat
- * completions) and fastify (RELAY_FAST_PATH=false, and the admin routes).
+ * Requests refused the same way on every HTTP path: the front servers that answer chat
+ * completions (RELAY_HTTP_SERVER lean: the relay's own HTTP/1.1 server; node: node:http) and
+ * fastify (RELAY_HTTP_SERVER=fastify, and the admin routes).
  *  - Bodies nested deeper than MAX_JSON_DEPTH: 400 json_too_deep before parsing (~5,000 levels in
  *    10 KB used to overflow the stack while the upstream request was built: 500).
  *  - Two Authorization fields: 400 duplicate_authorization (the fast path said 401, fastify 200).
- * And both listen with HTTP_LISTEN_BACKLOG (Node's default, 511, overflowed at 5,000 connections).
+ * And all listen with HTTP_LISTEN_BACKLOG (Node's default, 511, overflowed at 5,000 connections).
  */
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
@@ -49,15 +50,16 @@ function backlogOf(url: string): number | null {
 }
 
 describe.each([
-  ['relay HTTP/1.1 server', 'true'],
-  ['fastify', 'false'],
-] as const)('request hardening on the %s', (_name, fastPath) => {
+  ['relay HTTP/1.1 server', 'lean'],
+  ['node:http front', 'node'],
+  ['fastify', 'fastify'],
+] as const)('request hardening on the %s', (_name, httpServer) => {
   let s: RunningApp;
   let upstream: OpenAiFake;
 
   beforeAll(async () => {
     upstream = await startOpenAiFake();
-    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_FAST_PATH: fastPath, MAX_JSON_DEPTH: '64', HTTP_LISTEN_BACKLOG: '1234' });
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_HTTP_SERVER: httpServer, MAX_JSON_DEPTH: '64', HTTP_LISTEN_BACKLOG: '1234' });
     await createChannel(s, { type: 'openai', name: 'deep', base_url: upstream.baseUrl, models: ['m'] });
   });
   afterAll(async () => {

@@ -40,6 +40,17 @@ describe('config', () => {
     expect(loadConfig({ SECRET, NATS_URL: 'nats://x', EVENTSTORE_URL: 'esdb://e:2113' }).eventStore.kind).toBe('kurrentdb');
   });
 
+  it('chooses the server of the public port with RELAY_HTTP_SERVER (RELAY_FAST_PATH=false still means fastify)', () => {
+    const server = (env: Record<string, string>) => loadConfig({ SECRET, ...env }).server.httpServer;
+    expect(server({})).toBe('lean');
+    expect(server({ RELAY_HTTP_SERVER: 'node' })).toBe('node');
+    expect(server({ RELAY_HTTP_SERVER: 'fastify' })).toBe('fastify');
+    expect(server({ RELAY_FAST_PATH: 'false' })).toBe('fastify');
+    expect(server({ RELAY_FAST_PATH: 'true' })).toBe('lean');
+    expect(server({ RELAY_FAST_PATH: 'false', RELAY_HTTP_SERVER: 'lean' })).toBe('lean');
+    expect(() => server({ RELAY_HTTP_SERVER: 'express' })).toThrow(/RELAY_HTTP_SERVER/);
+  });
+
   it('names every malformed variable', () => {
     let message = '';
     try {

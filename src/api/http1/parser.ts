@@ -5,8 +5,10 @@
  * share of the serving thread), so the bytes are parsed here. It is deliberately strict where
  * leniency enables request smuggling (bare LF, obs-fold, whitespace before the colon, both
  * Transfer-Encoding and Content-Length, unknown transfer codings, malformed chunk sizes): anything
- * ambiguous is refused rather than guessed. Anything the fast path does not want is not parsed
- * further here: the caller hands the unconsumed bytes to node:http (see `takeUnconsumed`).
+ * ambiguous is refused rather than guessed. It refuses whatever llhttp (node:http's parser, which
+ * shares the port) refuses, and frames alike what both take (test/unit/http1-differential.test.ts).
+ * Anything the fast path does not want is not parsed further here: the caller hands the
+ * unconsumed bytes to node:http (see `takeUnconsumed`).
  *
  * Use: `feed()` each Buffer as it arrives, then call `next()` until it answers `NEED_MORE`:
  *  - `HEAD`: a request head is complete (`head`). The caller decides: either `takeUnconsumed()`
@@ -20,6 +22,7 @@
  * Buffer. Partial input is kept in a growable buffer (amortised, so a byte-at-a-time client does
  * not cost quadratic copying).
  */
+import { METHODS } from 'node:http';
 import type { NullPrototypeRecord } from '../../own.js';
 
 /** What `next()` found. Numbers, not objects: this runs once or twice per request. */
@@ -491,7 +494,8 @@ function parseHead(buf: Buffer, start: number, end: number): RequestHead {
   let i = start;
   while (TCHAR[buf[i]!] === 1) i++;
   if (i === start || buf[i] !== SP) throw new HttpParseError(400, 'invalid request line');
-  const method = text.slice(0, i - start);
+  const method = knownMethod(buf, start, i);
+  if (method === undefined) throw new HttpParseError(400, 'unknown method');
   // request-target SP: visible ASCII only
   const targetStart = ++i;
   let query = -1;
@@ -540,14 +544,19 @@ function parseHead(buf: Buffer, start: number, end: number): RequestHead {
     while (buf[i] === SP || buf[i] === HTAB) i++;
     const valueStart = i;
     let valueEnd = i;
+    let tab = false;
     for (;;) {
       const b = buf[i]!;
       if (b === CR) break;
       if (FIELD_CHAR[b] !== 1) throw new HttpParseError(400, 'invalid character in header field value');
       i++;
-      if (b !== SP && b !== HTAB) valueEnd = i;
+      if (b > SP) valueEnd = i;
+      else if (b === HTAB) tab = true;
     }
     if (buf[i + 1] !== LF) throw new HttpParseError(400, 'bare CR');
+    // llhttp refuses a tab inside or after a framing field's value (not before it): so do we, so
+    // that the two never frame a request differently.
+    if (tab && (name === 'content-length' || name === 'transfer-encoding')) throw new HttpParseError(400, `tab in ${name}`);
     const value = valueEnd === valueStart ? '' : text.slice(valueStart - start, valueEnd - start);
     i += 2;
     const previous = headers[name];
@@ -610,6 +619,26 @@ function knownHeaderName(buf: Buffer, start: number, end: number): string | unde
       if (b !== bytes[j]) continue next;
     }
     return candidate.name;
+  }
+  return undefined;
+}
+
+/**
+ * The methods llhttp (node:http's parser) knows, by length, as interned strings: any other method
+ * is refused there, so it is here (a request one parser refuses and the other frames is where
+ * smuggling starts). Matched on the bytes, case-sensitively, like the header names above.
+ */
+const KNOWN_METHODS: Array<Array<{ name: string; bytes: Uint8Array }> | undefined> = [];
+// The common ones first: a length's candidates are tried in order.
+for (const name of new Set(['GET', 'POST', ...METHODS])) (KNOWN_METHODS[name.length] ??= []).push({ name, bytes: Buffer.from(name, 'latin1') });
+
+function knownMethod(buf: Buffer, start: number, end: number): string | undefined {
+  const candidates = KNOWN_METHODS[end - start];
+  if (candidates === undefined) return undefined;
+  next: for (let k = 0; k < candidates.length; k++) {
+    const bytes = candidates[k]!.bytes;
+    for (let j = 0; j < bytes.length; j++) if (buf[start + j] !== bytes[j]) continue next;
+    return candidates[k]!.name;
   }
   return undefined;
 }

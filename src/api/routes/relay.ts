@@ -2,8 +2,9 @@
  * The OpenAI-compatible relay endpoints on fastify. `/v1/chat/completions` and
  * `/api/v1/chat/completions` are the same handler; `/v1/chat` is a deprecated alias that says so
  * in a `Deprecation` header. The requests pass the relay gate (src/relay/gate.ts), shared with the
- * relay's own HTTP/1.1 server (src/api/relay-server.ts), which takes most chat traffic before it
- * reaches fastify; these routes answer what that server hands over, and document the API.
+ * front server on the public port (src/api/relay-server.ts), which takes most chat traffic before
+ * it reaches fastify; these routes answer what the front hands over (or everything, with
+ * RELAY_HTTP_SERVER=fastify), and document the API.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
@@ -11,12 +12,11 @@ import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
 import { ModelList, type RelayGate } from '../../relay/gate.js';
 import { errorResponseSchema } from '../errors.js';
+import { nodeRelayResponse } from '../node-relay-response.js';
 
 /** The relay's response side on a fastify reply: whole answers through fastify, streams on the raw response. */
 export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
-  const raw = reply.raw;
-  // 'close' before the response finished: the client went away.
-  const listeners = new Map<() => void, () => void>();
+  const raw = nodeRelayResponse(reply.raw);
   return {
     setHeader: (name, value) => void reply.header(name, value),
     send(status, headers, body) {
@@ -25,35 +25,16 @@ export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
     start(status, headers) {
       reply.hijack();
       // Hijacked: fastify no longer writes its headers (x-request-id, rate limits): merge them.
-      raw.writeHead(status, { ...(reply.getHeaders() as Record<string, HeaderValue>), ...headers });
+      raw.start(status, { ...(reply.getHeaders() as Record<string, HeaderValue>), ...headers });
     },
     write: (text) => raw.write(text),
-    drained: () =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          raw.off('drain', done);
-          raw.off('close', done);
-          resolve();
-        };
-        raw.once('drain', done);
-        raw.once('close', done);
-      }),
+    drained: () => raw.drained(),
     end: () => raw.end(),
     get closed() {
-      return raw.destroyed && !raw.writableFinished;
+      return raw.closed;
     },
-    onClose(listener) {
-      const onRawClose = () => {
-        if (!raw.writableFinished) listener();
-      };
-      listeners.set(listener, onRawClose);
-      raw.once('close', onRawClose);
-    },
-    offClose(listener) {
-      const onRawClose = listeners.get(listener);
-      if (onRawClose) raw.off('close', onRawClose);
-      listeners.delete(listener);
-    },
+    onClose: (listener) => raw.onClose(listener),
+    offClose: (listener) => raw.offClose(listener),
   };
 }
 
