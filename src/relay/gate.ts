@@ -24,18 +24,26 @@ import { RequestUsage } from './request-usage.js';
 import type { ChatCompletionRequest } from './schema.js';
 import type { UsagePublisher } from './usage-publisher.js';
 
-/** The body as an ingress prepared it, and the refusal to record when it cannot be used. */
-export interface Prepared {
-  body: unknown;
-  refusal?: AppError;
+/** A body an ingress cannot use, and why (recorded as the request's refusal, after the relay switch). */
+export class Refused {
+  constructor(
+    readonly body: unknown,
+    readonly error: AppError,
+  ) {}
 }
+
+/** The body as an ingress prepared it (most requests: the body as sent, no object made). */
+export type Prepared = unknown;
+
+/** Which models a preset may pick for this caller (served to its tenant, allowed to its key). */
+export type UsableModels = (resolved: ResolvedCaller) => (model: string) => boolean;
 
 export type Parsed<T> = { value: T; error?: undefined } | { value?: undefined; error: AppError };
 
 /** What one endpoint adds to the gate. */
 export interface Ingress {
-  /** The body before validation (chat: the request's preset applied); runs for every caller. */
-  prepare(body: unknown, context: { caller: RelayCaller; mayUse: (model: string) => boolean }): Prepared | Promise<Prepared>;
+  /** The body before validation (chat: the request's preset applied), or `Refused`; runs for every caller. */
+  prepare(body: unknown, resolved: ResolvedCaller, usable: UsableModels): Prepared | Refused | Promise<Prepared | Refused>;
   /** The relay's request, or the 400 naming what is wrong. */
   parse(body: unknown): Parsed<ChatCompletionRequest>;
 }
@@ -50,12 +58,6 @@ export type ModelList = z.infer<typeof ModelList>;
 export function isModelAllowed(key: ActiveKey, model: string): boolean {
   const resolved = ownValue(key.policy.model_aliases, model) ?? model;
   return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
-}
-
-/** What the request may go on with once admitted. */
-interface Admission {
-  /** The model to route (the key's alias resolved; the client's name is still the one reported). */
-  model: string;
 }
 
 /** The deprecated alias `/v1/chat` says so, and names its successor. */
@@ -93,17 +95,21 @@ export class RelayGate {
 
   /**
    * Answers one request of `ingress`. Errors are thrown (as AppError when they are the client's
-   * answer) for the HTTP server to render; the usage event is published either way.
+   * answer) for the HTTP server to render; the usage event is published either way. The common
+   * path (no preset, a cached caller) awaits nothing before the relay.
    */
   async pass(ingress: Ingress, request: HttpRequestLike, response: RelayResponse, rawBody: unknown): Promise<void> {
     const resolving = this.deps.callers.resolve(request);
-    // Without an await when nothing needs one: each is a promise and a microtask per request.
     const resolved = resolving instanceof Promise ? await resolving : resolving;
-    const usage = new RequestUsage(request.id, resolved.caller);
+    const { caller, key } = resolved;
+    const usage = new RequestUsage(request.id, caller);
     const held = new HeldBackResponse(response);
     try {
-      const { body, admission } = await this.admit(ingress, request, held, resolved, usage, rawBody);
-      await this.deps.relay.complete({ requestId: request.id, tenantId: resolved.caller.tenantId, response: held, body, model: admission.model, usage });
+      const preparing = ingress.prepare(rawBody, resolved, this.usableBy);
+      const body = this.validate(ingress, preparing instanceof Promise ? await preparing : preparing, key, usage);
+      // The model to route: the key's alias resolved (the client's name is still the one reported).
+      const model = key === null ? this.admitSession(caller, body) : await this.admitKey(request, held, caller, key, body, usage);
+      await this.deps.relay.complete({ requestId: request.id, tenantId: caller.tenantId, response: held, body, model, usage });
     } catch (error) {
       usage.failed(error);
       throw error;
@@ -113,25 +119,26 @@ export class RelayGate {
     }
   }
 
-  /** Every check before the relay, in order; throws the refusal (recorded by `pass`). */
-  private async admit(ingress: Ingress, request: HttpRequestLike, response: RelayResponse, { caller, key }: ResolvedCaller, usage: RequestUsage, rawBody: unknown) {
-    const prepared = ingress.prepare(rawBody, { caller, mayUse: this.usableBy(caller, key) });
-    const { body: preparedBody, refusal } = prepared instanceof Promise ? await prepared : prepared;
+  /** The relay switch, the ingress's refusal, then validation; throws the refusal (recorded by `pass`). */
+  private validate(ingress: Ingress, prepared: Prepared | Refused, key: ActiveKey | null, usage: RequestUsage): ChatCompletionRequest {
+    const refused = prepared instanceof Refused ? prepared : null;
+    const preparedBody = refused === null ? prepared : refused.body;
     const asSent = (preparedBody ?? {}) as { model?: unknown; stream?: unknown };
     usage.asked(asSent.model, asSent.stream);
     // The tenant switched its relay API off: API keys are refused; the UI is not.
     if (key && !this.deps.billing.settings(key.tenantId).relay_api_enabled) throw relayDisabledError();
-    if (refusal) throw refusal;
+    if (refused !== null) throw refused.error;
     const parsed = ingress.parse(preparedBody);
     if (parsed.error) throw parsed.error;
     const body = parsed.value;
     usage.asked(body.model, body.stream);
-    if (!key) {
-      // Session callers (the chat UI): credits / subscription, from memory (429 insufficient_quota).
-      this.deps.billing.admit(caller, routedModel(body.model, body));
-      return { body, admission: { model: body.model } };
-    }
-    return { body, admission: await this.admitKey(request, response, caller, key, body, usage) };
+    return body;
+  }
+
+  /** Session callers (the chat UI): credits / subscription, from memory (429 insufficient_quota). */
+  private admitSession(caller: RelayCaller, body: ChatCompletionRequest): string {
+    this.deps.billing.admit(caller, routedModel(body.model, body));
+    return body.model;
   }
 
   /**
@@ -139,7 +146,7 @@ export class RelayGate {
    * coverage from memory, then rate limits, concurrency and quota in one counters round trip).
    * The ticket settles real usage when the request ends.
    */
-  private async admitKey(request: HttpRequestLike, response: RelayResponse, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest, usage: RequestUsage): Promise<Admission> {
+  private async admitKey(request: HttpRequestLike, response: RelayResponse, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest, usage: RequestUsage): Promise<string> {
     const { keyGate, billing } = this.deps;
     const model = keyGate.resolveModel(key, body.model);
     // The request's own model_mapping may point an allowed name at another model: the key's rules
@@ -152,12 +159,13 @@ export class RelayGate {
     // Rate-limit headers go on every answer, streamed ones included.
     for (const [name, value] of Object.entries(ticket.headers)) response.setHeader(name, value);
     usage.onSettle((data) => void ticket.settle(data));
-    return { model };
+    return model;
   }
 
   /** Which models a preset may pick for this caller (served to its tenant, allowed to its key). */
-  private usableBy(caller: RelayCaller, key: ActiveKey | null): (model: string) => boolean {
-    let served: ReadonlySet<string> | null = null;
-    return (model) => (served ??= new Set(this.deps.relay.models(caller.tenantId))).has(model) && (!key || isModelAllowed(key, model));
-  }
+  private readonly usableBy: UsableModels = ({ caller, key }) => {
+    const served = new Set(this.deps.relay.models(caller.tenantId));
+    return (model) => served.has(model) && (!key || isModelAllowed(key, model));
+  };
+
 }

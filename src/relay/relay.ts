@@ -108,7 +108,7 @@ export class Relay {
       }
       const created = Math.floor(usage.startedAt.getTime() / 1000);
       const meta = new LazyResponseMeta(created, input.model, input.stream_options?.include_usage === true);
-      await this.attempt({ ...exchange, body, meta, gone }, candidates);
+      await this.attempt({ requestId: exchange.requestId, tenantId: exchange.tenantId, response, body, model, usage, meta, gone }, candidates);
     } finally {
       response.offClose(onClose);
       if (gone.aborted && usage.data.error_code === null) {

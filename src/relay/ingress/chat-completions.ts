@@ -10,8 +10,8 @@ import { findVisiblePreset, presetDocument } from '../../queries/presets.js';
 import { applyPreset } from '../presets.js';
 import { ChatCompletionRequest } from '../schema.js';
 import { validationError } from '../../api/errors.js';
-import type { RelayCaller } from '../access/caller.js';
-import type { Ingress, Prepared } from '../gate.js';
+import type { ResolvedCaller } from '../access/caller.js';
+import { Refused, type Ingress, type Prepared, type UsableModels } from '../gate.js';
 
 /**
  * The shapes nearly every chat request has, checked by hand: parsing a request with zod was a
@@ -98,18 +98,19 @@ export function parseChatRequest(body: unknown): { value: ChatCompletionRequest;
 /** The chat-completions ingress; `db` holds the presets read model. */
 export function chatCompletionsIngress(db: ReadModelDb): Ingress {
   return {
-    prepare(body, { caller, mayUse }) {
-      // Requests without a preset pass at once, without a promise.
-      if (!isObject(body) || typeof body.preset_id !== 'string' || !body.preset_id) return { body };
-      return withPreset(db, body, body.preset_id, caller, mayUse);
+    prepare(body, resolved, usable) {
+      // Requests without a preset pass as they are.
+      if (!isObject(body) || typeof body.preset_id !== 'string' || !body.preset_id) return body;
+      return withPreset(db, body, body.preset_id, resolved, usable);
     },
     parse: parseChatRequest,
   };
 }
 
 /** The body with its preset applied, or the 404 (recorded as the request's refusal). */
-async function withPreset(db: ReadModelDb, body: Record<string, unknown>, presetId: string, caller: RelayCaller, mayUse: (model: string) => boolean): Promise<Prepared> {
+async function withPreset(db: ReadModelDb, body: Record<string, unknown>, presetId: string, resolved: ResolvedCaller, usable: UsableModels): Promise<Prepared | Refused> {
+  const { caller } = resolved;
   const row = caller.userId === null ? undefined : await findVisiblePreset(db, { tenantId: caller.tenantId, userId: caller.userId }, presetId);
-  if (!row) return { body, refusal: new NotFoundError(`preset ${presetId} not found`, 'preset_not_found') };
-  return { body: applyPreset(body, presetDocument(row), mayUse) };
+  if (!row) return new Refused(body, new NotFoundError(`preset ${presetId} not found`, 'preset_not_found'));
+  return applyPreset(body, presetDocument(row), usable(resolved));
 }
