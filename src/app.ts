@@ -39,6 +39,7 @@ import { LiveViews } from './views/index.js';
 import { loadMaintenance } from './queries/maintenance.js';
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from './presets/builtin.js';
 import { ChannelHealth } from './relay/channel-health.js';
+import { ChannelLimits } from './relay/channel-limits.js';
 import { Relay } from './relay/relay.js';
 import { RelayGate } from './relay/gate.js';
 import { Callers } from './relay/access/caller.js';
@@ -142,7 +143,15 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   usage.start();
   const billing = new BillingGate(() => views.billing.state);
   const keyGate = new KeyGate(counters, await GeoLocator.open(config.access.geoipDatabase, config.access.geoipCountryHeader), config.access.trustedProxies, Math.max(config.relay.timeoutMs, 600_000), logger, billing, config.access.quotaReserveCompletionTokens);
-  const relay = new Relay({ router: new Router(() => views.channels.state), pools, health, settings: config.relay, logger });
+  const relay = new Relay({
+    router: new Router(() => views.channels.state),
+    pools,
+    health,
+    settings: config.relay,
+    logger,
+    limits: new ChannelLimits(counters),
+    tenantSettings: (tenantId) => billing.settings(tenantId).relay_settings,
+  });
 
   const tokens = createTokenService(config);
   // Every authenticated request: refused at once when the user is not one of the token's tenant or

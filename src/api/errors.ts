@@ -40,7 +40,15 @@ function fieldName(context: string | undefined, instancePath: string): string {
 }
 
 /** A request-schema validation failure as the 400 clients get: the message names the field. */
-export function validationError(error: { validation?: Array<{ instancePath: string; message?: string }>; validationContext?: string }): BadRequestError {
+export function validationError(error: { validation?: Array<{ instancePath: string; message?: string; keyword?: string; params?: Record<string, unknown> }>; validationContext?: string }): BadRequestError {
+  // A field the schema does not know (a strict object): named in `param`, never dropped silently.
+  const unknown = error.validation?.find((issue) => issue.keyword === 'unrecognized_keys');
+  const names = unknown?.params?.keys;
+  if (unknown && Array.isArray(names) && typeof names[0] === 'string') {
+    const parent = fieldName(undefined, unknown.instancePath);
+    const field = parent === 'body' || parent === '' ? names[0] : `${parent}.${names[0]}`;
+    return new BadRequestError(`unknown ${error.validationContext ?? 'request'} field "${field}"`, 'unknown_field', field);
+  }
   const first = error.validation?.[0];
   const field = fieldName(error.validationContext, first?.instancePath ?? '');
   return new BadRequestError(`invalid ${error.validationContext ?? 'request'} field "${field}": ${first?.message ?? 'invalid value'}`, 'invalid_request', field);

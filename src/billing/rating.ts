@@ -22,11 +22,51 @@ import { chargeMicro, isFree, type Price } from './pricing.js';
 export const COVERAGE_MODES = ['included', 'excluded', 'hybrid'] as const;
 export type CoverageMode = (typeof COVERAGE_MODES)[number];
 
+/**
+ * How the relay treats the tenant's requests (besides `relay_api_enabled`, which the API also
+ * shows as `relay_settings.enabled`). See README "Relay settings of a tenant".
+ */
+export interface RelaySettings {
+  /** Channel type or name tried first when a request names no provider_config (null: none). */
+  default_provider: string | null;
+  /** Channel types or names tried after `default_provider` (then every other channel). */
+  fallback_providers: string[];
+  /** false: API keys' rate limits and concurrency are not enforced (their quota still is). */
+  rate_limiting: boolean;
+  /** false: the tenant's per-request usage listings answer empty lists (usage events are still written). */
+  usage_tracking: boolean;
+  /** false: the details of upstream failures are not logged for the tenant's requests. */
+  error_logging: boolean;
+}
+export const DEFAULT_RELAY_SETTINGS: RelaySettings = Object.freeze({ default_provider: null, fallback_providers: Object.freeze([]) as unknown as string[], rate_limiting: true, usage_tracking: true, error_logging: true });
+
 export interface Settings {
   relay_api_enabled: boolean;
   subscription_covers_relay: CoverageMode;
+  relay_settings: RelaySettings;
 }
-export const DEFAULT_SETTINGS: Settings = Object.freeze({ relay_api_enabled: true, subscription_covers_relay: 'hybrid' });
+export const DEFAULT_SETTINGS: Settings = Object.freeze({ relay_api_enabled: true, subscription_covers_relay: 'hybrid', relay_settings: DEFAULT_RELAY_SETTINGS });
+
+/** The settings after a `TenantSettingsChanged` (its fields that are present replace the current ones). */
+export function applySettingsChange(
+  current: Settings,
+  change: { relay_api_enabled?: boolean; subscription_covers_relay?: CoverageMode; relay_settings?: Partial<RelaySettings> },
+): Settings {
+  const relay = change.relay_settings;
+  return {
+    relay_api_enabled: change.relay_api_enabled ?? current.relay_api_enabled,
+    subscription_covers_relay: change.subscription_covers_relay ?? current.subscription_covers_relay,
+    relay_settings: relay
+      ? {
+          default_provider: relay.default_provider !== undefined ? relay.default_provider : current.relay_settings.default_provider,
+          fallback_providers: relay.fallback_providers ?? current.relay_settings.fallback_providers,
+          rate_limiting: relay.rate_limiting ?? current.relay_settings.rate_limiting,
+          usage_tracking: relay.usage_tracking ?? current.relay_settings.usage_tracking,
+          error_logging: relay.error_logging ?? current.relay_settings.error_logging,
+        }
+      : current.relay_settings,
+  };
+}
 
 /** A plan's allowance for some models: a request count or a token count per period. `*` = every model. */
 export interface Quota {

@@ -9,6 +9,8 @@ import type { Projection } from './runtime/projection.js';
 
 export const channelIdOf = (stream: string) => stream.slice('channel-'.length);
 
+const jsonOrNull = (value: object | null | undefined) => (value ? JSON.stringify(value) : null);
+
 function parse(event: StoredEvent): ChannelEvent {
   return ChannelEvent.parse({ type: event.type, data: event.data });
 }
@@ -40,6 +42,9 @@ export const channelsProjection: Projection = {
             weight: d.weight,
             enabled: d.enabled ? 1 : 0,
             config: JSON.stringify(d.config),
+            rate_limits: jsonOrNull(d.rate_limits),
+            retry_config: jsonOrNull(d.retry_config),
+            fallback_for: d.fallback_for && d.fallback_for.length > 0 ? JSON.stringify(d.fallback_for) : null,
             healthy: 1,
             cooldown_until: null,
             health_reason: null,
@@ -68,6 +73,9 @@ export const channelsProjection: Projection = {
         if (c.weight !== undefined) set.weight = c.weight;
         if (c.enabled !== undefined) set.enabled = c.enabled ? 1 : 0;
         if (c.config !== undefined) set.config = JSON.stringify(c.config);
+        if (c.rate_limits !== undefined) set.rate_limits = jsonOrNull(c.rate_limits);
+        if (c.retry_config !== undefined) set.retry_config = jsonOrNull(c.retry_config);
+        if (c.fallback_for !== undefined) set.fallback_for = c.fallback_for.length > 0 ? JSON.stringify(c.fallback_for) : null;
         await trx.updateTable('channels').set(set).where('id', '=', id).execute();
         return;
       }

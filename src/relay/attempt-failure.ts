@@ -50,11 +50,23 @@ function resetDurationMs(value: string | undefined): number | null {
   return matched ? total : null;
 }
 
+/** The upstream's request-limit headers the client sees on an upstream 429 (they replace the API key's own). */
+const FORWARDED_LIMIT_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'] as const;
+
+/** `into` plus the upstream's request-limit headers that are present and plain numbers. */
+function upstreamLimitHeaders(headers: UpstreamHeaders, into: Record<string, string>): Record<string, string> {
+  for (const name of FORWARDED_LIMIT_HEADERS) {
+    const value = header(headers, name)?.trim();
+    if (value !== undefined && /^\d{1,15}$/.test(value)) into[name] = value;
+  }
+  return into;
+}
+
 export function classifyStatus(provider: Provider, status: number, body: string, headers: UpstreamHeaders): AttemptFailure {
   const { message, code } = provider.parseError(status, body);
   if (status === 429) {
     const wait = retryAfterMs(header(headers, 'retry-after')) ?? RETRY_AFTER_DEFAULT_MS;
-    const error = new AppError(429, 'rate_limit_error', 'upstream_rate_limited', `upstream rate limited: ${message}`, { 'retry-after': String(Math.ceil(wait / 1000)) });
+    const error = new AppError(429, 'rate_limit_error', 'upstream_rate_limited', `upstream rate limited: ${message}`, upstreamLimitHeaders(headers, { 'retry-after': String(Math.ceil(wait / 1000)) }));
     return new AttemptFailure(error, true, false, wait);
   }
   if (status >= 500 || status === 408) return new AttemptFailure(new AppError(502, 'upstream_error', 'upstream_error', `upstream error ${status}: ${message}`), true, true);

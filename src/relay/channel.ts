@@ -1,5 +1,6 @@
 /** A channel as the relay uses it: one upstream provider account (key, base URL, models). */
 import { z } from 'zod';
+import type { ChannelRateLimits, ChannelRetryConfig } from '../commands/channels/events.js';
 import { PROVIDER_KIND_NAMES } from './providers/index.js';
 
 /** Every kind a channel can be: the provider registry's keys (src/relay/providers/index.ts). */
@@ -23,4 +24,10 @@ export interface Channel {
   enabled: boolean;
   /** Provider specific: api_version, region, deployment, organization, ... */
   config: Record<string, unknown>;
+  /** Per-minute limits of what the relay sends it (src/relay/channel-limits.ts); absent or null: none. */
+  rateLimits?: ChannelRateLimits | null;
+  /** Overrides the global retries and backoff after a failure on this channel; absent or null: the defaults. */
+  retryConfig?: ChannelRetryConfig | null;
+  /** Names or types of the channels it backs up (src/relay/router.ts); absent or empty: none. */
+  fallbackFor?: readonly string[];
 }

@@ -155,7 +155,7 @@ export class RelayGate {
     if (mappedTo !== undefined && mappedTo !== model) keyGate.resolveModel(key, mappedTo);
     keyGate.checkSource(key, request);
     billing.admit(caller, routedModel(model, body));
-    const ticket = await keyGate.admit(key, model, body);
+    const ticket = await keyGate.admit(key, model, body, billing.settings(key.tenantId).relay_settings.rate_limiting);
     // Rate-limit headers go on every answer, streamed ones included.
     for (const [name, value] of Object.entries(ticket.headers)) response.setHeader(name, value);
     usage.onSettle((data) => void ticket.settle(data));

@@ -16,12 +16,15 @@ import { PROVIDERS } from './providers/index.js';
 import type { Provider, ProviderContext, ResponseMeta } from './providers/provider.js';
 import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
 import type { Candidate, Router } from './router.js';
+import type { Channel } from './channel.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
 import { SSE_DONE, sseData } from './sse.js';
 import { countPromptTokens, countTokens } from './tokens.js';
 import type { UpstreamHeaders, UpstreamPools, UpstreamResponse } from './upstream-pool.js';
 import type { HeldBackResponse } from './held-response.js';
 import type { RequestUsage } from './request-usage.js';
+import { ChannelsRateLimited, type ChannelLimits } from './channel-limits.js';
+import type { RelaySettings } from '../billing/rating.js';
 
 /** One admitted request, as the gate hands it to the relay. */
 export interface RelayExchange {
@@ -42,6 +45,10 @@ export interface RelayDeps {
   health: ChannelHealth;
   settings: Config['relay'];
   logger: Logger;
+  /** Channels' own rate limits (src/relay/channel-limits.ts). */
+  limits: ChannelLimits;
+  /** The tenant's relay settings (default provider order, error logging), from memory. */
+  tenantSettings: (tenantId: string) => RelaySettings;
 }
 
 const NO_PROVIDERS: readonly string[] = Object.freeze([]);
@@ -74,6 +81,8 @@ class LazyResponseMeta implements ResponseMeta {
 interface Exchange extends RelayExchange {
   readonly meta: ResponseMeta;
   readonly gone: ClientGone;
+  /** The tenant's relay_settings.error_logging: false, the details of upstream failures are not logged. */
+  readonly logErrors: boolean;
 }
 
 /** One try at one channel. */
@@ -102,13 +111,14 @@ export class Relay {
     try {
       const { body, model, providers } = this.applyRequestMapping(exchange.model === input.model ? input : { ...input, model: exchange.model });
       usage.data.model_routed = model; // billing prices the request by it
-      const candidates = this.deps.router.candidates({ tenantId: exchange.tenantId, model, providers });
+      const tenant = this.deps.tenantSettings(exchange.tenantId);
+      const candidates = this.deps.router.candidates({ tenantId: exchange.tenantId, model, providers, preferred: preferredProviders(tenant) });
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
       const created = Math.floor(usage.startedAt.getTime() / 1000);
       const meta = new LazyResponseMeta(created, input.model, input.stream_options?.include_usage === true);
-      await this.attempt({ requestId: exchange.requestId, tenantId: exchange.tenantId, response, body, model, usage, meta, gone }, candidates);
+      await this.attempt({ requestId: exchange.requestId, tenantId: exchange.tenantId, response, body, model, usage, meta, gone, logErrors: tenant.error_logging }, candidates);
     } finally {
       response.offClose(onClose);
       if (gone.aborted && usage.data.error_code === null) {
@@ -141,21 +151,44 @@ export class Relay {
     return { body, model, providers };
   }
 
-  private maxAttempts(body: ChatCompletionRequest): number {
-    return body.provider_config?.retry_strategy === 'none' ? 1 : 1 + this.deps.settings.maxRetries;
+  /**
+   * Retries allowed after an attempt failed on `channel` (its retry_config, else RELAY_MAX_RETRIES;
+   * none with the request's retry_strategy "none"), and the backoff multiplier before the next one.
+   */
+  private retryPolicy(body: ChatCompletionRequest, channel: Channel): { maxRetries: number; multiplier: number } {
+    const { settings } = this.deps;
+    const own = channel.retryConfig;
+    return {
+      maxRetries: body.provider_config?.retry_strategy === 'none' ? 0 : (own?.max_retries ?? settings.maxRetries),
+      multiplier: own?.backoff_multiplier ?? settings.backoffMultiplier,
+    };
   }
 
-  /** Tries the candidates in turn (with backoff) until one answers or a failure is final. */
+  /**
+   * Tries the candidates in turn (with backoff) until one answers or a failure is final. A
+   * candidate over its own rate limits is skipped without an attempt (channel-limits.ts).
+   */
   private async attempt(exchange: Exchange, candidates: Candidate[]): Promise<void> {
     const { settings, health } = this.deps;
     const { body, gone, requestId } = exchange;
     const usage = exchange.usage.data;
-    const attempts = this.maxAttempts(body);
     let last: AttemptFailure | null = null;
-    for (let i = 0; i < attempts; i++) {
-      if (i > 0) await backoff(settings.backoffBaseMs * settings.backoffMultiplier ** (i - 1), gone);
+    let multiplier = settings.backoffMultiplier;
+    let cursor = 0;
+    for (let i = 0; ; i++) {
+      if (i > 0) await backoff(settings.backoffBaseMs * multiplier ** (i - 1), gone);
       if (gone.aborted) throw clientDisconnected();
-      const candidate = candidates[i % candidates.length]!;
+      const picking = this.deps.limits.pick(candidates, cursor);
+      const picked = picking instanceof Promise ? await picking : picking;
+      if (picked instanceof ChannelsRateLimited) throw last?.error ?? picked.error();
+      cursor = picked.next;
+      const candidate = picked.candidate;
+      // After a failure on this channel: may another attempt follow, and after how long.
+      const retries = (failure: AttemptFailure) => {
+        const policy = this.retryPolicy(body, candidate.channel);
+        multiplier = policy.multiplier;
+        return failure.retryable && i < policy.maxRetries;
+      };
       const provider = PROVIDERS[candidate.channel.type];
       const ctx: ProviderContext = { channel: candidate.channel, model: candidate.upstreamModel };
       usage.attempts = i + 1;
@@ -171,9 +204,9 @@ export class Relay {
       } catch (error) {
         if (gone.aborted) throw clientDisconnected();
         last = classifyException(error);
-        this.logUpstreamFailure(error, candidate, requestId);
+        if (exchange.logErrors) this.logUpstreamFailure(error, candidate, requestId);
         if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
-        if (!last.retryable) throw last.error;
+        if (!retries(last)) throw last.error;
         continue;
       }
 
@@ -182,7 +215,7 @@ export class Relay {
         last = classifyStatus(provider, upstream.statusCode, text, upstream.headers);
         if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, requestId);
         if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
-        if (!last.retryable) throw last.error;
+        if (!retries(last)) throw last.error;
         continue;
       }
 
@@ -191,13 +224,15 @@ export class Relay {
       try {
         if (notAStream !== null) {
           upstream.body.destroy();
-          this.deps.logger.warn({ request_id: requestId, channel: candidate.channel.id, headers: { 'content-type': upstream.headers['content-type'], 'content-encoding': upstream.headers['content-encoding'] } }, 'upstream answered a stream request with no stream');
+          if (exchange.logErrors) this.deps.logger.warn({ request_id: requestId, channel: candidate.channel.id, headers: { 'content-type': upstream.headers['content-type'], 'content-encoding': upstream.headers['content-encoding'] } }, 'upstream answered a stream request with no stream');
           throw new AttemptFailure(notAStream, true, true);
         }
         health.success(candidate.channel, requestId);
         const attempt: Attempt = { candidate, provider, ctx, upstream };
         if (body.stream === true) await this.pipeStream(exchange, attempt);
         else await this.sendCompletion(exchange, attempt);
+        const settling = this.deps.limits.settle(candidate.channel, usage.total_tokens);
+        if (settling !== null) await settling.catch((error: unknown) => this.deps.logger.warn({ err: error, channel: candidate.channel.id }, 'could not count tokens against the channel rate limit'));
         return;
       } catch (error) {
         // Failures of the answer before any byte reached the client: like a failed call.
@@ -205,10 +240,9 @@ export class Relay {
         if (gone.aborted) throw clientDisconnected();
         last = error;
         if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
-        if (!last.retryable) throw last.error;
+        if (!retries(last)) throw last.error;
       }
     }
-    throw last!.error;
   }
 
   /** The internals of an upstream failure, for operators (callers get upstreamFailureOf's answer). */
@@ -222,12 +256,12 @@ export class Relay {
     if (wait !== null) this.deps.health.rateLimited(candidate.channel, wait, requestId);
   }
 
-  private async sendCompletion({ response, body, meta, usage, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {
+  private async sendCompletion({ response, body, meta, usage, requestId, logErrors }: Exchange, { upstream, provider, ctx }: Attempt) {
     let text: string;
     try {
       text = await upstream.body.text();
     } catch (error) {
-      this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream body could not be read');
+      if (logErrors) this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream body could not be read');
       throw classifyException(error);
     }
     let completion: ChatCompletion;
@@ -237,14 +271,14 @@ export class Relay {
       // A provider's own 502 is written for callers; anything else (a conversion that met a shape
       // it did not expect) is logged and answered in general terms.
       if (error instanceof UpstreamFaultError) throw new AttemptFailure(error, true, true);
-      this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream response could not be converted');
+      if (logErrors) this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream response could not be converted');
       throw new AttemptFailure(new UpstreamFaultError('the upstream sent a response that could not be read'), true, true);
     }
     completion.usage = fillUsage(usage.data, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
     response.send(200, JSON_CONTENT, JSON.stringify(completion));
   }
 
-  private async pipeStream({ response, body, meta, usage: record, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {
+  private async pipeStream({ response, body, meta, usage: record, requestId, logErrors }: Exchange, { upstream, provider, ctx }: Attempt) {
     const usage = record.data;
     const converter = provider.createStreamConverter(ctx, meta, this.deps.settings.maxEventBytes);
     // The response starts with the first converted bytes: until then a failure can still be a
@@ -292,7 +326,7 @@ export class Relay {
         usage.error_code = 'client_disconnected';
         return;
       }
-      this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream stream failed');
+      if (logErrors) this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream stream failed');
       // Nothing went out yet: a plain error answer, maybe from another channel (the attempt loop decides).
       if (!started) throw classifyException(error);
       // Bytes already went out: no retry. Tell the client in-band and end the stream.
@@ -309,6 +343,12 @@ export class Relay {
       if (started && !response.closed) response.end();
     }
   }
+}
+
+/** The tenant's provider order for requests that name none: default_provider, then fallback_providers. */
+function preferredProviders(settings: RelaySettings): readonly string[] {
+  if (settings.default_provider === null) return settings.fallback_providers;
+  return settings.fallback_providers.length === 0 ? [settings.default_provider] : [settings.default_provider, ...settings.fallback_providers];
 }
 
 const clientDisconnected = () => new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');

@@ -4,8 +4,16 @@
  *
  * Usable = enabled, out of cooldown, serves the model (directly or through its model_mapping),
  * belongs to the caller's tenant and is allowed for the caller. Order: the request's
- * provider_config (primary, then each fallback) when given; then priority (lowest value first);
- * inside a priority, smooth weighted round-robin picks the first, the others follow by weight.
+ * provider_config (primary, then each fallback) when given, others excluded; else the tenant's
+ * preferred providers (relay_settings default_provider, fallback_providers) first, then every
+ * other channel; inside each group priority (lowest value first), and inside a priority smooth
+ * weighted round-robin picks the first, the others follow by weight.
+ *
+ * Fallback channels (`fallback_for: [names or types]`) come after all of those, for the models a
+ * channel they back up serves (whatever that channel's state: a cooled-down primary is when its
+ * fallback matters most). The model they are sent: their own model_mapping of the requested name,
+ * else the name itself when they list it, else their first model. For models no channel they
+ * back up serves, they are ordinary channels.
  */
 import type { ChannelDirectory, RoutableChannel } from '../views/channels.js';
 import type { Channel } from './channel.js';
@@ -22,6 +30,8 @@ export interface RouteQuery {
   model: string;
   /** Provider names (channel type or channel name) in the order to try; empty = any. */
   providers?: readonly string[];
+  /** The tenant's preferred providers, tried first in this order, then every other channel (ignored when `providers` is given). */
+  preferred?: readonly string[];
   /** Channel ids the caller may use (API key restrictions); undefined = all. */
   allowedChannelIds?: ReadonlySet<string>;
   now?: number;
@@ -32,6 +42,15 @@ export function servedModel(channel: Channel, model: string): string | null {
   if (mapped) return mapped;
   return channel.models.includes(model) ? model : null;
 }
+
+/** The model a fallback channel is sent for a request of `model`: its own mapping, the name, or its first model. */
+export function fallbackModel(channel: Channel, model: string): string {
+  return servedModel(channel, model) ?? channel.models[0]!;
+}
+
+const named = (channel: Channel, names: readonly string[]) => names.includes(channel.type) || names.includes(channel.name);
+
+type Usable = { entry: RoutableChannel; upstreamModel: string };
 
 export class Router {
   /** Smooth weighted round-robin state: group key -> channel id -> current weight. */
@@ -52,18 +71,27 @@ export class Router {
 
   candidates(query: RouteQuery): Candidate[] {
     const now = query.now ?? Date.now();
-    const usable: Array<{ entry: RoutableChannel; upstreamModel: string }> = [];
+    let usable: Usable[] = [];
+    let backups: Usable[] | null = null;
     for (const entry of this.directory().values()) {
       const c = entry.channel;
       if (c.tenantId !== query.tenantId || !c.enabled || entry.cooldownUntil > now) continue;
       if (query.allowedChannelIds && !query.allowedChannelIds.has(c.id)) continue;
-      const upstreamModel = servedModel(c, query.model);
-      if (upstreamModel) usable.push({ entry, upstreamModel });
+      if (c.fallbackFor !== undefined && c.fallbackFor.length > 0) (backups ??= []).push({ entry, upstreamModel: fallbackModel(c, query.model) });
+      else {
+        const upstreamModel = servedModel(c, query.model);
+        if (upstreamModel) usable.push({ entry, upstreamModel });
+      }
     }
+    const fallbacks = backups === null ? null : this.fallbacks(query, backups);
+    if (fallbacks !== null) usable = usable.concat(fallbacks.direct);
     const providers = query.providers !== undefined && query.providers.length > 0 ? query.providers.filter(Boolean) : [];
-    // One usable channel and no provider order (the common case): the order below would be just it.
-    if (usable.length === 1 && providers.length === 0) return [{ channel: usable[0]!.entry.channel, upstreamModel: usable[0]!.upstreamModel }];
-    const groups = providers.length > 0 ? providers.map((p) => usable.filter((u) => u.entry.channel.type === p || u.entry.channel.name === p)) : [usable];
+    const preferred = providers.length === 0 && query.preferred !== undefined ? query.preferred : [];
+    // One usable channel and no order to apply (the common case): the order below would be just it.
+    if (usable.length === 1 && providers.length === 0 && preferred.length === 0 && fallbacks === null) return [{ channel: usable[0]!.entry.channel, upstreamModel: usable[0]!.upstreamModel }];
+    const groups =
+      providers.length > 0 ? providers.map((p) => usable.filter((u) => named(u.entry.channel, [p]))) : [...preferred.map((p) => usable.filter((u) => named(u.entry.channel, [p]))), usable];
+    if (fallbacks !== null && fallbacks.after.length > 0) groups.push(fallbacks.after);
     const ordered: Candidate[] = [];
     const seen = new Set<string>();
     groups.forEach((group, g) => {
@@ -83,6 +111,26 @@ export class Router {
       }
     });
     return ordered;
+  }
+
+  /**
+   * Splits the tenant's fallback channels: `after` back up a channel of the tenant that serves the
+   * model (in any state), `direct` do not and serve it themselves (ordinary candidates).
+   */
+  private fallbacks(query: RouteQuery, backups: Usable[]): { after: Usable[]; direct: Usable[] } {
+    const servers: Channel[] = [];
+    for (const entry of this.directory().values()) {
+      const c = entry.channel;
+      if (c.tenantId === query.tenantId && servedModel(c, query.model) !== null) servers.push(c);
+    }
+    const after: Usable[] = [];
+    const direct: Usable[] = [];
+    for (const backup of backups) {
+      const c = backup.entry.channel;
+      if (servers.some((s) => s.id !== c.id && named(s, c.fallbackFor!))) after.push(backup);
+      else if (servedModel(c, query.model) !== null) direct.push(backup);
+    }
+    return { after, direct };
   }
 
   /** nginx-style smooth weighted round-robin for the first pick; the rest by weight. */

@@ -10,7 +10,7 @@ import { SettingsEvent } from '../commands/settings/events.js';
 import { SubscriptionEvent } from '../commands/subscriptions/events.js';
 import { USAGE_RECORDED, type UsageData } from '../commands/usage/events.js';
 import { priceIn, type PriceTable } from '../billing/pricing.js';
-import { billedModel, DEFAULT_SETTINGS, isBillable, rate, trafficOf, usageFingerprint, type Settings, type SubscriptionSnapshot } from '../billing/rating.js';
+import { applySettingsChange, billedModel, DEFAULT_SETTINGS, isBillable, rate, trafficOf, usageFingerprint, type Settings, type SubscriptionSnapshot } from '../billing/rating.js';
 import { FifoMap } from '../fifo-map.js';
 import { billingProjection } from '../projections/billing/projection.js';
 import { DEFAULT_PRICE_MODEL, freshUsage, priceOfRow, settingsOfRow, snapshotOfRow } from '../projections/billing/rows.js';
@@ -107,11 +107,7 @@ export const billingLiveView: LiveViewDefinition<BillingState> = {
       }
       case 'TenantSettingsChanged': {
         const event = SettingsEvent.parse({ type: stored.type, data: stored.data });
-        const current = state.settings.get(stored.tenant_id) ?? DEFAULT_SETTINGS;
-        state.settings.set(stored.tenant_id, {
-          relay_api_enabled: event.data.relay_api_enabled ?? current.relay_api_enabled,
-          subscription_covers_relay: event.data.subscription_covers_relay ?? current.subscription_covers_relay,
-        });
+        state.settings.set(stored.tenant_id, applySettingsChange(state.settings.get(stored.tenant_id) ?? DEFAULT_SETTINGS, event.data));
         break;
       }
       case 'CreditsToppedUp':

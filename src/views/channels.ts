@@ -3,7 +3,7 @@
  * current, no database round trip per relay request. Seeded from the channels read model
  * (src/projections/channels.ts).
  */
-import { ChannelEvent } from '../commands/channels/events.js';
+import { ChannelEvent, type ChannelRateLimits, type ChannelRetryConfig } from '../commands/channels/events.js';
 import type { ChannelsTable } from '../adapters/sql/schema.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { channelIdOf, channelsProjection } from '../projections/channels.js';
@@ -54,9 +54,17 @@ function toChannel(row: ChannelsTable, box: SecretBox): Channel {
       weight: row.weight,
       enabled: row.enabled === 1,
       config: JSON.parse(row.config) as Record<string, unknown>,
+      rateLimits: activeRateLimits(row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as ChannelRateLimits)),
+      retryConfig: row.retry_config === null ? null : (JSON.parse(row.retry_config) as ChannelRetryConfig),
+      fallbackFor: row.fallback_for === null ? [] : (JSON.parse(row.fallback_for) as string[]),
     },
     box,
   );
+}
+
+/** Limits with at least one value set, else null: the relay's test for "no counters round trip". */
+function activeRateLimits(limits: ChannelRateLimits | null | undefined): ChannelRateLimits | null {
+  return limits && (limits.requests_per_minute || limits.tokens_per_minute) ? limits : null;
 }
 
 /** The live view behind routing. It folds the same events the projection does, in memory. */
@@ -91,6 +99,9 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
               weight: d.weight,
               enabled: d.enabled,
               config: d.config,
+              rateLimits: activeRateLimits(d.rate_limits),
+              retryConfig: d.retry_config ?? null,
+              fallbackFor: d.fallback_for ?? [],
             },
             box,
           );
@@ -111,6 +122,9 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
             ...(rest.weight !== undefined && { weight: rest.weight }),
             ...(rest.enabled !== undefined && { enabled: rest.enabled }),
             ...(rest.config !== undefined && { config: rest.config }),
+            ...(rest.rate_limits !== undefined && { rateLimits: activeRateLimits(rest.rate_limits) }),
+            ...(rest.retry_config !== undefined && { retryConfig: rest.retry_config }),
+            ...(rest.fallback_for !== undefined && { fallbackFor: rest.fallback_for }),
             ...(key_sealed !== undefined && { apiKey: box.open(key_sealed) }),
           };
           if (base_url !== undefined) entry.baseUrlSetting = base_url;

@@ -9,6 +9,7 @@ import { settings } from '../../src/commands/settings/decider.js';
 import { subscriptions } from '../../src/commands/subscriptions/decider.js';
 import type { SubscriptionEvent } from '../../src/commands/subscriptions/events.js';
 import { DeciderSpec } from '../support/decider-spec.js';
+import { DEFAULT_RELAY_SETTINGS } from '../../src/billing/rating.js';
 
 const P = (i: number, o: number, r = 0) => ({ input_per_1m_micro: i, output_per_1m_micro: o, per_request_micro: r });
 
@@ -120,9 +121,24 @@ describe('settings decider', () => {
   const spec = DeciderSpec.for(settings);
 
   it('starts from the defaults and records only changes', () => {
-    expect(settings.initialState).toEqual({ relay_api_enabled: true, subscription_covers_relay: 'hybrid' });
+    expect(settings.initialState).toEqual({ relay_api_enabled: true, subscription_covers_relay: 'hybrid', relay_settings: DEFAULT_RELAY_SETTINGS });
     spec.given([]).when({ type: 'ChangeSettings', relay_api_enabled: true, subscription_covers_relay: 'hybrid', by: 'a' }).thenNothingHappened();
     spec.given([]).when({ type: 'ChangeSettings', relay_api_enabled: false, subscription_covers_relay: 'hybrid', by: 'a' }).then([{ type: 'TenantSettingsChanged', data: { relay_api_enabled: false, by: 'a' } }]);
-    expect(spec.given([{ type: 'TenantSettingsChanged', data: { subscription_covers_relay: 'excluded', by: null } }]).state).toEqual({ relay_api_enabled: true, subscription_covers_relay: 'excluded' });
+    expect(spec.given([{ type: 'TenantSettingsChanged', data: { subscription_covers_relay: 'excluded', by: null } }]).state).toEqual({
+      relay_api_enabled: true,
+      subscription_covers_relay: 'excluded',
+      relay_settings: DEFAULT_RELAY_SETTINGS,
+    });
+  });
+
+  it('records only the relay settings that change, and folds them over the earlier ones', () => {
+    const first = { type: 'TenantSettingsChanged' as const, data: { relay_settings: { default_provider: 'anthropic', fallback_providers: ['openai'] }, by: 'a' } };
+    spec.given([]).when({ type: 'ChangeSettings', relay_settings: { default_provider: 'anthropic', fallback_providers: ['openai'], rate_limiting: true }, by: 'a' }).then([first]);
+    spec.given([first]).when({ type: 'ChangeSettings', relay_settings: { default_provider: 'anthropic', fallback_providers: ['openai'] }, by: 'a' }).thenNothingHappened();
+    spec.given([first]).when({ type: 'ChangeSettings', relay_settings: { fallback_providers: ['openai', 'gemini'], usage_tracking: false }, by: 'b' }).then([
+      { type: 'TenantSettingsChanged', data: { relay_settings: { fallback_providers: ['openai', 'gemini'], usage_tracking: false }, by: 'b' } },
+    ]);
+    const cleared = { type: 'TenantSettingsChanged' as const, data: { relay_settings: { default_provider: null, error_logging: false }, by: 'a' } };
+    expect(spec.given([first, cleared]).state.relay_settings).toEqual({ ...DEFAULT_RELAY_SETTINGS, fallback_providers: ['openai'], error_logging: false });
   });
 });

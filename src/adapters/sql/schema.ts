@@ -69,6 +69,12 @@ export interface ChannelsTable {
   enabled: number;
   /** JSON object of provider-specific settings. */
   config: string;
+  /** JSON {requests_per_minute, tokens_per_minute}, or NULL: no limits (migration 0110). */
+  rate_limits: string | null;
+  /** JSON {max_retries, backoff_multiplier}, or NULL: the global defaults. */
+  retry_config: string | null;
+  /** JSON array of channel names / types this channel backs up, or NULL: none. */
+  fallback_for: string | null;
   healthy: number;
   cooldown_until: string | null;
   health_reason: string | null;
@@ -283,6 +289,8 @@ export interface BillingSettingsTable {
   relay_api_enabled: number;
   /** included | excluded | hybrid */
   subscription_covers_relay: string;
+  /** JSON of RelaySettings (src/billing/rating.ts); NULL: the defaults (migration 0110). */
+  relay_settings: string | null;
   updated_at: string;
   updated_by: string | null;
 }

@@ -163,12 +163,49 @@ export const CreditBalanceView = z.object({
 });
 export const CreditMovementView = CreditBalanceView.extend({ entry: LedgerEntryView.nullable().describe('the ledger entry written') });
 
+const ProviderName = z.string().min(1).max(100);
+
+const RELAY_SETTINGS_DESCRIPTIONS = {
+  enabled: 'the same switch as relay_api_enabled (an alias): false, relay requests with API keys answer 403 relay_disabled',
+  default_provider: 'channel type or name tried first when a request names no provider_config (null: none); the other channels follow',
+  fallback_providers: 'channel types or names tried after default_provider, in order; then every other channel',
+  rate_limiting: "false: API keys' rate limits and concurrency limits are not enforced for the tenant (quota, billing and channels' own rate_limits still are)",
+  usage_tracking: "false: the tenant's per-request listings (GET /v1/admin/usage/requests, /v1/usage/requests) answer empty lists; usage events are still written (billing, quotas, audit, the summed /v1/admin/usage)",
+  error_logging: "false: the details of the tenant's upstream failures are not written to the server log (the client's answer and the usage event are unchanged)",
+} as const;
+
+export const RelaySettingsView = z
+  .object({
+    enabled: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.enabled),
+    default_provider: z.string().nullable().describe(RELAY_SETTINGS_DESCRIPTIONS.default_provider),
+    fallback_providers: z.array(z.string()).describe(RELAY_SETTINGS_DESCRIPTIONS.fallback_providers),
+    rate_limiting: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.rate_limiting),
+    usage_tracking: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.usage_tracking),
+    error_logging: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.error_logging),
+  })
+  .describe('how the relay treats the tenant\'s requests (README "Relay settings of a tenant")');
+
 export const SettingsView = z.object({
   object: z.literal('settings'),
   tenant_id: z.string(),
-  relay_api_enabled: z.boolean().describe('false: relay requests with API keys answer 403 relay_disabled (the chat UI is unaffected)'),
+  relay_api_enabled: z.boolean().describe('false: relay requests with API keys answer 403 relay_disabled (the chat UI is unaffected); also relay_settings.enabled'),
   subscription_covers_relay: z.enum(COVERAGE_MODES).describe('API-key traffic: included | excluded | hybrid (see README "Billing")'),
+  relay_settings: RelaySettingsView,
   updated_at: z.string().nullable(),
   updated_by: z.string().nullable(),
 });
-export const SettingsInput = z.object({ relay_api_enabled: z.boolean().optional(), subscription_covers_relay: z.enum(COVERAGE_MODES).optional() });
+export const RelaySettingsInput = z
+  .strictObject({
+    enabled: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.enabled),
+    default_provider: ProviderName.nullable().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.default_provider),
+    fallback_providers: z.array(ProviderName).max(20).optional().describe(RELAY_SETTINGS_DESCRIPTIONS.fallback_providers),
+    rate_limiting: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.rate_limiting),
+    usage_tracking: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.usage_tracking),
+    error_logging: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.error_logging),
+  })
+  .describe('fields given change; an unknown one is a 400 unknown_field');
+export const SettingsInput = z.object({
+  relay_api_enabled: z.boolean().optional().describe('kept as an alias of relay_settings.enabled (both given: they must agree, else 400 conflicting_fields)'),
+  subscription_covers_relay: z.enum(COVERAGE_MODES).optional(),
+  relay_settings: RelaySettingsInput.optional(),
+});

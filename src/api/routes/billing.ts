@@ -242,7 +242,10 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     // --- settings -------------------------------------------------------------------------------
 
-    const settingsView = async (tenantId: string) => ({ object: 'settings' as const, ...(await loadSettings(ctx.sql.db, tenantId)) });
+    const settingsView = async (tenantId: string) => {
+      const loaded = await loadSettings(ctx.sql.db, tenantId);
+      return { object: 'settings' as const, ...loaded, relay_settings: { enabled: loaded.relay_api_enabled, ...loaded.relay_settings } };
+    };
 
     app.get('/v1/admin/settings', { preHandler: manageSettings, schema: { tags: ['admin'], summary: "The tenant's operational settings", response: { 200: SettingsView } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
@@ -255,7 +258,13 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         { preHandler: manageSettings, schema: { tags: ['admin'], summary: 'Change operational settings (fields given change; applied on every instance within one bus delivery)', body: SettingsInput, response: { 200: SettingsView } } },
         async (request) => {
           const principal = await requirePrincipal(request, ctx.tokens);
-          const result = await ctx.commands.execute(settings, principal.tenantId, { type: 'ChangeSettings', ...request.body, by: principal.userId }, { tenantId: principal.tenantId, causationId: request.id });
+          const { relay_settings: relay, ...rest } = request.body;
+          const { enabled, ...relayChange } = relay ?? {};
+          if (enabled !== undefined && rest.relay_api_enabled !== undefined && enabled !== rest.relay_api_enabled) {
+            throw new BadRequestError('relay_api_enabled and relay_settings.enabled are the same switch: give one, or the same value', 'conflicting_fields', 'relay_settings.enabled');
+          }
+          const command = { type: 'ChangeSettings' as const, ...rest, relay_api_enabled: rest.relay_api_enabled ?? enabled, relay_settings: relay ? relayChange : undefined, by: principal.userId };
+          const result = await ctx.commands.execute(settings, principal.tenantId, command, { tenantId: principal.tenantId, causationId: request.id });
           await settle(result.position);
           return settingsView(principal.tenantId);
         },

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ChannelsTable } from '../../adapters/sql/schema.js';
 import { channels } from '../../commands/channels/decider.js';
-import type { ChannelSettings } from '../../commands/channels/events.js';
+import type { ChannelRateLimits, ChannelRetryConfig, ChannelSettings } from '../../commands/channels/events.js';
 import { maskSecret } from '../../crypto/secret-box.js';
 import { NotFoundError } from '../../errors.js';
 import { ChannelType } from '../../relay/channel.js';
@@ -19,7 +19,21 @@ import type { AppContext } from '../context.js';
 
 const ChannelId = z.object({ channel_id: z.string().min(1).max(64) });
 
-export const CreateChannelRequest = z.object({
+/** Field names are a contract: an unknown one is a 400 `unknown_field` (never dropped silently). */
+const RateLimitsInput = z
+  .strictObject({
+    requests_per_minute: z.number().int().min(1).max(10_000_000).nullable().optional().describe('requests sent to the channel per minute, across every instance'),
+    tokens_per_minute: z.number().int().min(1).max(1_000_000_000).nullable().optional().describe('tokens (real usage, counted after each request) per minute'),
+  })
+  .describe('over a limit the channel is skipped like a cooled-down one; none left: 429 channel_rate_limited with Retry-After');
+const RetryConfigInput = z
+  .strictObject({
+    max_retries: z.number().int().min(0).max(10).optional().describe('attempts after one that failed on this channel (default RELAY_MAX_RETRIES)'),
+    backoff_multiplier: z.number().min(1).max(10).optional().describe('backoff growth after a failure on this channel (default RELAY_BACKOFF_MULTIPLIER)'),
+  })
+  .describe("overrides the global retry defaults for attempts that failed on this channel");
+
+export const CreateChannelRequest = z.strictObject({
   name: z.string().min(1).max(100),
   type: ChannelType,
   base_url: z.url({ protocol: /^https?$/ }).nullable().optional(),
@@ -30,6 +44,13 @@ export const CreateChannelRequest = z.object({
   weight: z.number().int().min(1).max(1000).default(1),
   enabled: z.boolean().default(true),
   config: z.record(z.string(), z.unknown()).default({}),
+  rate_limits: RateLimitsInput.nullable().optional(),
+  retry_config: RetryConfigInput.nullable().optional(),
+  fallback_for: z
+    .array(z.string().min(1).max(100))
+    .max(50)
+    .optional()
+    .describe("names or types of channels this one backs up: it is tried after them for their models (the model sent: its own model_mapping, else the name if it lists it, else its first model)"),
 });
 
 export const UpdateChannelRequest = CreateChannelRequest.partial().extend({ key: z.string().max(4096).optional() });
@@ -48,6 +69,9 @@ export const ChannelView = z.object({
   weight: z.number(),
   enabled: z.boolean(),
   config: z.record(z.string(), z.unknown()),
+  rate_limits: z.object({ requests_per_minute: z.number().nullable(), tokens_per_minute: z.number().nullable() }).nullable(),
+  retry_config: z.object({ max_retries: z.number().nullable(), backoff_multiplier: z.number().nullable() }).nullable().describe('null fields: the global default'),
+  fallback_for: z.array(z.string()),
   health: z.object({ healthy: z.boolean(), cooldown_until: z.string().nullable(), reason: z.string().nullable() }),
   last_test: z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number().nullable(), error: z.string().nullable(), tested_at: z.string() }).nullable(),
   created_at: z.string(),
@@ -56,6 +80,18 @@ export const ChannelView = z.object({
 export type ChannelView = z.infer<typeof ChannelView>;
 
 export const ChannelTestResponse = z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number(), error: z.string().nullable(), channel: ChannelView });
+
+function rateLimitsView(text: string | null): ChannelView['rate_limits'] {
+  if (text === null) return null;
+  const limits = JSON.parse(text) as ChannelRateLimits;
+  return { requests_per_minute: limits.requests_per_minute ?? null, tokens_per_minute: limits.tokens_per_minute ?? null };
+}
+
+function retryConfigView(text: string | null): ChannelView['retry_config'] {
+  if (text === null) return null;
+  const config = JSON.parse(text) as ChannelRetryConfig;
+  return { max_retries: config.max_retries ?? null, backoff_multiplier: config.backoff_multiplier ?? null };
+}
 
 export function channelView(row: ChannelsTable): ChannelView {
   const type = row.type as ChannelType;
@@ -74,6 +110,9 @@ export function channelView(row: ChannelsTable): ChannelView {
     weight: row.weight,
     enabled: row.enabled === 1,
     config,
+    rate_limits: rateLimitsView(row.rate_limits),
+    retry_config: retryConfigView(row.retry_config),
+    fallback_for: row.fallback_for === null ? [] : (JSON.parse(row.fallback_for) as string[]),
     health: { healthy: row.healthy === 1, cooldown_until: row.cooldown_until, reason: row.health_reason },
     last_test:
       row.last_tested_at === null

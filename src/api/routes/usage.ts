@@ -193,6 +193,8 @@ export function usageRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     };
 
     const requests = async (filter: UsageFilter, query: { status?: 'error' | 'success'; cursor?: string; limit: number }) => {
+      // The tenant turned usage tracking off (relay_settings.usage_tracking): no per-request listing.
+      if (!ctx.billing.settings(filter.tenantId).relay_settings.usage_tracking) return { object: 'list' as const, data: [], has_more: false, next_cursor: null };
       const before = query.cursor !== undefined ? decodeCursor(query.cursor) : undefined;
       const { rows, hasMore } = await listUsageRequests(ctx.sql.db, { ...filter, errors: query.status === undefined ? undefined : query.status === 'error', before }, query.limit);
       return { object: 'list' as const, data: rows.map(usageRequestView), has_more: hasMore, next_cursor: hasMore && rows.length > 0 ? encodeCursor(rows.at(-1)!) : null };

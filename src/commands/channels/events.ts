@@ -5,7 +5,25 @@
 import { z } from 'zod';
 import { ChannelType } from '../../relay/channel.js';
 
-/** The settings an admin controls, as stored. */
+/**
+ * What the relay may send to the channel per minute, across every instance. Requests are
+ * counted as they are sent; tokens are counted after each request (its real usage) and checked
+ * before the next one.
+ */
+export const ChannelRateLimits = z.object({
+  requests_per_minute: z.number().int().min(1).nullable().optional(),
+  tokens_per_minute: z.number().int().min(1).nullable().optional(),
+});
+export type ChannelRateLimits = z.infer<typeof ChannelRateLimits>;
+
+/** Overrides RELAY_MAX_RETRIES / RELAY_BACKOFF_MULTIPLIER after an attempt that failed on this channel. */
+export const ChannelRetryConfig = z.object({
+  max_retries: z.number().int().min(0).max(10).optional(),
+  backoff_multiplier: z.number().min(1).max(10).optional(),
+});
+export type ChannelRetryConfig = z.infer<typeof ChannelRetryConfig>;
+
+/** The settings an admin controls, as stored. The relay settings are optional: events before them have none. */
 export const ChannelSettings = z.object({
   name: z.string().min(1).max(100),
   type: ChannelType,
@@ -16,6 +34,10 @@ export const ChannelSettings = z.object({
   weight: z.number().int().min(1).max(1000),
   enabled: z.boolean(),
   config: z.record(z.string(), z.unknown()),
+  rate_limits: ChannelRateLimits.nullable().optional(),
+  retry_config: ChannelRetryConfig.nullable().optional(),
+  /** Names or types of channels this one backs up (README "Fallback channels"). */
+  fallback_for: z.array(z.string().min(1).max(100)).max(50).optional(),
 });
 export type ChannelSettings = z.infer<typeof ChannelSettings>;
 

@@ -4,11 +4,25 @@ import { COVERAGE_MODES } from '../../billing/rating.js';
 
 export const CoverageMode = z.enum(COVERAGE_MODES);
 
+/** A provider as the router names it: a channel type or a channel name. */
+const ProviderName = z.string().min(1).max(100);
+
+/** The relay settings that changed (`relay_settings.enabled` is `relay_api_enabled`). */
+export const RelaySettingsChange = z.object({
+  default_provider: ProviderName.nullable().optional(),
+  fallback_providers: z.array(ProviderName).max(20).optional(),
+  rate_limiting: z.boolean().optional(),
+  usage_tracking: z.boolean().optional(),
+  error_logging: z.boolean().optional(),
+});
+export type RelaySettingsChange = z.infer<typeof RelaySettingsChange>;
+
 export const TenantSettingsChanged = z.object({
   type: z.literal('TenantSettingsChanged'),
   data: z.object({
     relay_api_enabled: z.boolean().optional(),
     subscription_covers_relay: CoverageMode.optional(),
+    relay_settings: RelaySettingsChange.optional(),
     by: z.string().nullable(),
   }),
 });

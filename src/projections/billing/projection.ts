@@ -22,9 +22,10 @@ import { SUBSCRIPTION_EVENT_TYPES, SubscriptionEvent } from '../../commands/subs
 import { USAGE_RECORDED } from '../../commands/usage/events.js';
 import type { StoredEvent } from '../../ports/event-store.js';
 import type { Price } from '../../billing/pricing.js';
+import { applySettingsChange } from '../../billing/rating.js';
 import type { Projection, ReadModelDb } from '../runtime/projection.js';
 import { requireUsageEvent } from '../usage-events.js';
-import { DEFAULT_PRICE_MODEL, freshUsage, ledgerRow, priceOfRow, settingsOfRow, type EntryFields } from './rows.js';
+import { DEFAULT_PRICE_MODEL, freshUsage, ledgerRow, priceOfRow, settingsOfRow, settingsRow, type EntryFields } from './rows.js';
 import { applyUsageBatch, type UsageItem } from './usage-batch.js';
 
 export const BILLING_EVENT_TYPES = [...PRICING_EVENT_TYPES, ...SETTINGS_EVENT_TYPES, ...CREDITS_EVENT_TYPES, ...PLAN_EVENT_TYPES, ...SUBSCRIPTION_EVENT_TYPES, USAGE_RECORDED] as const;
@@ -70,13 +71,8 @@ async function applyOther(trx: ReadModelDb, stored: StoredEvent): Promise<void> 
   }
   if ((SETTINGS_EVENT_TYPES as readonly string[]).includes(stored.type)) {
     const event = SettingsEvent.parse({ type: stored.type, data: stored.data });
-    const current = settingsOfRow(await trx.selectFrom('billing_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst());
-    const row = {
-      relay_api_enabled: (event.data.relay_api_enabled ?? current.relay_api_enabled) ? 1 : 0,
-      subscription_covers_relay: event.data.subscription_covers_relay ?? current.subscription_covers_relay,
-      updated_at: at,
-      updated_by: event.data.by,
-    };
+    const next = applySettingsChange(settingsOfRow(await trx.selectFrom('billing_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst()), event.data);
+    const row = { ...settingsRow(next), updated_at: at, updated_by: event.data.by };
     const updated = await trx.updateTable('billing_settings').set(row).where('tenant_id', '=', tenantId).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) await trx.insertInto('billing_settings').values({ tenant_id: tenantId, ...row }).execute();
     return;

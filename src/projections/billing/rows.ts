@@ -7,7 +7,7 @@ import type { BillingLedgerTable, BillingPricesTable, BillingSettingsTable, Bill
 import type { PlanTerms } from '../../commands/plans/events.js';
 import type { StoredEvent } from '../../ports/event-store.js';
 import type { Price } from '../../billing/pricing.js';
-import { DEFAULT_SETTINGS, type CoverageMode, type QuotaUse, type Settings, type SubscriptionSnapshot } from '../../billing/rating.js';
+import { DEFAULT_RELAY_SETTINGS, DEFAULT_SETTINGS, type CoverageMode, type RelaySettings, type QuotaUse, type Settings, type SubscriptionSnapshot } from '../../billing/rating.js';
 
 export type LedgerEntryType = 'charge' | 'topup' | 'adjustment' | 'subscription_fee';
 
@@ -22,8 +22,22 @@ export const priceOfRow = (row: Pick<BillingPricesTable, 'input_per_1m_micro' | 
   per_request_micro: n(row.per_request_micro),
 });
 
+/** A billing_settings row's settings; `relay_settings` NULL (rows from before migration 0110): the defaults. */
 export const settingsOfRow = (row: BillingSettingsTable | undefined): Settings =>
-  row ? { relay_api_enabled: n(row.relay_api_enabled) === 1, subscription_covers_relay: row.subscription_covers_relay as CoverageMode } : DEFAULT_SETTINGS;
+  row
+    ? {
+        relay_api_enabled: n(row.relay_api_enabled) === 1,
+        subscription_covers_relay: row.subscription_covers_relay as CoverageMode,
+        relay_settings: row.relay_settings ? { ...DEFAULT_RELAY_SETTINGS, ...(JSON.parse(row.relay_settings) as Partial<RelaySettings>) } : DEFAULT_RELAY_SETTINGS,
+      }
+    : DEFAULT_SETTINGS;
+
+/** The settings as a billing_settings row's columns. */
+export const settingsRow = (settings: Settings): Pick<BillingSettingsTable, 'relay_api_enabled' | 'subscription_covers_relay' | 'relay_settings'> => ({
+  relay_api_enabled: settings.relay_api_enabled ? 1 : 0,
+  subscription_covers_relay: settings.subscription_covers_relay,
+  relay_settings: JSON.stringify(settings.relay_settings),
+});
 
 export function snapshotOfRow(row: BillingSubscriptionsTable): SubscriptionSnapshot {
   const terms = JSON.parse(row.terms) as PlanTerms;

@@ -40,6 +40,9 @@ export interface KeyTicket {
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
+/** The rate limits of a key whose tenant turned rate limiting off. */
+const NO_RATE_LIMITS: ActiveKey['policy']['rate_limits'] = Object.freeze({ requests_per_minute: null, requests_per_hour: null, tokens_per_hour: null, concurrent_requests: null, burst_allowance: null });
+
 /**
  * Upper bound of what a request can be billed, in tokens, for the quota reservation (settled to
  * the real usage afterwards). Nothing in it may come only from the client, or a client could make
@@ -107,9 +110,13 @@ export class KeyGate {
     }
   }
 
-  /** Rate limits, concurrency and quota in one atomic counters call. */
-  async admit(key: ActiveKey, model: string, body: ChatCompletionRequest): Promise<KeyTicket> {
-    const limits = key.policy.rate_limits;
+  /**
+   * Rate limits, concurrency and quota in one atomic counters call. With `enforceRateLimits`
+   * false (the tenant's relay_settings.rate_limiting) only the quota is checked: no rate window,
+   * no concurrency slot, no rate-limit headers.
+   */
+  async admit(key: ActiveKey, model: string, body: ChatCompletionRequest, enforceRateLimits = true): Promise<KeyTicket> {
+    const limits = enforceRateLimits ? key.policy.rate_limits : NO_RATE_LIMITS;
     const id = key.id;
     const windows: AdmissionRequest['windows'] = [];
     let requestWindow: { limit: number; index: number } | null = null;
