@@ -32,6 +32,17 @@ describe('channel decider', () => {
     spec.given([]).when({ type: 'CreateChannel', channelId: 'x', settings: { ...settings, base_url: 'ftp://x' }, key }).thenThrows(/http or https/);
   });
 
+  it("records the relay settings that change (rate_limits, retry_config, fallback_for); null clears them", () => {
+    const limited = { type: 'ChannelUpdated' as const, data: { changes: { rate_limits: { requests_per_minute: 10 }, fallback_for: ['primary'] } } };
+    spec.given([created]).when({ type: 'UpdateChannel', changes: { rate_limits: { requests_per_minute: 10 }, fallback_for: ['primary'], priority: 0 } }).then([limited]);
+    spec.given([created, limited]).when({ type: 'UpdateChannel', changes: { rate_limits: { requests_per_minute: 10 }, fallback_for: ['primary'] } }).thenNothingHappened();
+    spec.given([created, limited]).when({ type: 'UpdateChannel', changes: { rate_limits: null, retry_config: { max_retries: 0 } } }).then([
+      { type: 'ChannelUpdated', data: { changes: { rate_limits: null, retry_config: { max_retries: 0 } } } },
+    ]);
+    const withAll = { ...settings, rate_limits: { tokens_per_minute: 1000 }, retry_config: { backoff_multiplier: 3 }, fallback_for: ['openai'] };
+    spec.given([]).when({ type: 'CreateChannel', channelId: 'ch_2', settings: withAll, key }).then([{ type: 'ChannelCreated', data: { channel_id: 'ch_2', ...withAll, key_sealed: key.sealed, key_masked: key.masked } }]);
+  });
+
   it('records only the fields that change', () => {
     spec.given([created]).when({ type: 'UpdateChannel', changes: { priority: 5, name: 'main', weight: undefined } }).then([{ type: 'ChannelUpdated', data: { changes: { priority: 5 } } }]);
     spec.given([created]).when({ type: 'UpdateChannel', changes: { name: 'main' } }).thenNothingHappened();

@@ -55,6 +55,47 @@ describe('router', () => {
     expect(router.candidates({ tenantId: 't1', model: 'm', providers: ['anthropic', 'my-vllm'] }).map((c) => c.channel.id)).toEqual(['an', 'named']);
   });
 
+  it("puts the tenant's preferred providers first, then every other channel; provider_config still excludes the rest", () => {
+    const dir: ChannelDirectory = new Map([
+      channel('oa', { type: 'openai', priority: 0 }),
+      channel('an', { type: 'anthropic', priority: 9 }),
+      channel('named', { type: 'custom', name: 'my-vllm', priority: 5 }),
+    ]);
+    const router = new Router(() => dir);
+    expect(router.candidates({ tenantId: 't1', model: 'm', preferred: ['anthropic', 'my-vllm'] }).map((c) => c.channel.id)).toEqual(['an', 'named', 'oa']);
+    expect(router.candidates({ tenantId: 't1', model: 'm', preferred: ['nobody'] }).map((c) => c.channel.id)).toEqual(['oa', 'named', 'an']);
+    expect(router.candidates({ tenantId: 't1', model: 'm', providers: ['my-vllm'], preferred: ['anthropic'] }).map((c) => c.channel.id)).toEqual(['named']);
+  });
+
+  it('tries fallback channels after the channels they back up (in any state), with their own model', () => {
+    const dir: ChannelDirectory = new Map([
+      channel('primary', { models: ['m'], priority: 5 }),
+      channel('other', { type: 'anthropic', models: ['m'], priority: 6 }),
+      channel('backup', { models: ['b-default', 'b-2'], modelMapping: { aliased: 'b-2' }, fallbackFor: ['primary'], priority: -10 }),
+      channel('by-type', { models: ['t-model'], fallbackFor: ['anthropic'] }),
+      channel('cold', { models: ['cold-m'] }, { healthy: false, cooldownUntil: Date.now() + 60_000 }),
+      channel('cold-backup', { models: ['warm'], fallbackFor: ['cold'] }),
+    ]);
+    const router = new Router(() => dir);
+    expect(router.candidates({ tenantId: 't1', model: 'm' }).map((c) => [c.channel.id, c.upstreamModel])).toEqual([
+      ['primary', 'm'],
+      ['other', 'm'],
+      ['backup', 'b-default'],
+      ['by-type', 't-model'],
+    ]);
+    // Its own mapping decides the model; for its own models it backs up nobody: an ordinary channel.
+    dir.set(...channel('aliased-primary', { name: 'primary-2', models: ['aliased'] }));
+    dir.set('backup', channel('backup', { models: ['b-default', 'b-2'], modelMapping: { aliased: 'b-2' }, fallbackFor: ['primary', 'primary-2'], priority: -10 })[1]);
+    expect(router.candidates({ tenantId: 't1', model: 'aliased' }).map((c) => [c.channel.id, c.upstreamModel])).toEqual([
+      ['aliased-primary', 'aliased'],
+      ['backup', 'b-2'],
+    ]);
+    expect(router.candidates({ tenantId: 't1', model: 'b-default' }).map((c) => [c.channel.id, c.upstreamModel])).toEqual([['backup', 'b-default']]);
+    // The channel it backs up is cooling down: the fallback is the one left.
+    expect(router.candidates({ tenantId: 't1', model: 'cold-m' }).map((c) => [c.channel.id, c.upstreamModel])).toEqual([['cold-backup', 'warm']]);
+    expect(router.candidates({ tenantId: 't1', model: 'unserved' })).toEqual([]);
+  });
+
   it('lists the models a tenant can use', () => {
     const dir: ChannelDirectory = new Map([channel('a', { models: ['m2', 'm1'], modelMapping: { alias: 'm1' } }), channel('b', { tenantId: 't2', models: ['secret'] })]);
     expect(new Router(() => dir).models('t1')).toEqual(['alias', 'm1', 'm2']);
