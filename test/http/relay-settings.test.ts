@@ -180,6 +180,21 @@ describe.each(MODES.map((m) => [m.name, m] as const))('relay settings (%s)', (_n
     });
   });
 
+  describe.runIf(mode.enabled)('OpenAPI', () => {
+    it('documents the channel fields (closed objects) and relay_settings', async () => {
+      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const create = doc.paths['/v1/admin/channels'].post.requestBody.content['application/json'].schema;
+      expect(create.additionalProperties).toBe(false);
+      expect(Object.keys(create.properties)).toEqual(expect.arrayContaining(['rate_limits', 'retry_config', 'fallback_for', 'priority']));
+      const view = doc.paths['/v1/admin/channels/{channel_id}'].get.responses['200'].content['application/json'].schema;
+      expect(Object.keys(view.properties)).toEqual(expect.arrayContaining(['rate_limits', 'retry_config', 'fallback_for']));
+      const settings = doc.paths['/v1/admin/settings'].get.responses['200'].content['application/json'].schema;
+      expect(Object.keys(settings.properties.relay_settings.properties).sort()).toEqual(['default_provider', 'enabled', 'error_logging', 'fallback_providers', 'rate_limiting', 'usage_tracking']);
+      const input = doc.paths['/v1/admin/settings'].patch.requestBody.content['application/json'].schema;
+      expect(input.properties.relay_settings.additionalProperties).toBe(false);
+    });
+  });
+
   describe.runIf(mode.enabled)('channel rate limits', () => {
     it('sends a channel no more than requests_per_minute (across instances), then the next candidate', async () => {
       const limited = await upstream('rpm-limited');
