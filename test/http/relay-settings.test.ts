@@ -255,6 +255,12 @@ describe.each(MODES.map((m) => [m.name, m] as const))('relay settings (%s)', (_n
       const answered = await sdk(a).chat.completions.create({ model: 'default-m', messages: hello });
       expect(answered.choices[0]!.message.content).toBe('Hello! You said: hi');
       expect(backup.requests).toHaveLength(1);
+      // More retries than the global default: the only candidate is tried 1 + 2 times.
+      const generous = await upstream('retry-generous');
+      await channel('retry-generous', { models: ['generous-m'], retry_config: { max_retries: 2, backoff_multiplier: 1 } });
+      generous.mode = { kind: 'error', status: 500 };
+      expect((await refusal(sdk(a).chat.completions.create({ model: 'generous-m', messages: hello }))).status).toBe(502);
+      expect(generous.requests).toHaveLength(3);
     });
 
     it('tries a fallback channel after the channels it backs up, with its own model', async () => {
