@@ -2,6 +2,7 @@
 import { parseCompatError, parseCompatResponse } from '../openai-compatible/response.js';
 import { createCompatStreamConverter } from '../openai-compatible/stream.js';
 import type { Provider } from '../provider.js';
+import { azureEmbeddings } from './embeddings.js';
 import { azureUrl, buildAzureRequest } from './request.js';
 
 export const azureProvider: Provider = {
@@ -16,4 +17,5 @@ export const azureProvider: Provider = {
     headers: { 'content-type': 'application/json', 'api-key': ctx.channel.apiKey },
     body: JSON.stringify({ messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 }),
   }),
+  embeddings: azureEmbeddings,
 };
