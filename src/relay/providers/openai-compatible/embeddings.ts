@@ -37,7 +37,7 @@ export function parseCompatEmbeddings(text: string, request: EmbeddingsRequest, 
   const data = json.data;
   if (!Array.isArray(data)) throw badUpstream(`${who} returned no embeddings`);
   const expected = inputsOf(request).length;
-  const vectors: Array<number[] | string | undefined> = new Array<undefined>(expected);
+  const vectors: Array<number[] | string | undefined> = Array.from({ length: expected }, () => undefined);
   for (const [position, item] of data.entries()) {
     if (!isRecord(item)) throw badUpstream(`${who} returned embeddings the relay cannot read`);
     const index = item.index === undefined ? position : item.index;
