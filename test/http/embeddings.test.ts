@@ -168,6 +168,25 @@ describe('POST /v1/embeddings on every kind that embeds', () => {
     expect(await refuse({ model: 'text-embedding-3-small', input: 'a', encoding_format: 'int8' })).toMatchObject({ code: 'invalid_request', param: 'encoding_format' });
     expect(await refuse({ model: 'claude-chat', input: 'a' })).toMatchObject({ code: 'no_available_channels' });
     expect(fakes.get('anthropic')!.requests).toHaveLength(0);
+    // Names every plain object inherits are no model of anyone's (never a 500).
+    for (const model of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) expect(await refuse({ model, input: 'a' }), model).toMatchObject({ code: 'no_available_channels' });
+  });
+
+  it('tests a channel whose first model is an embedding model with an embeddings request', async () => {
+    const channel = await createChannel(s, { type: 'openai', name: 'probe-embeddings', base_url: openai.baseUrl, models: ['text-embedding-3-large'] });
+    const before = openai.requests.length;
+    const tested = await call(`${s.url}/v1/admin/channels/${channel.id}/test`, { method: 'POST', token: s.adminToken });
+    expect(tested.json).toMatchObject({ ok: true, status: 200 });
+    expect(openai.requests.slice(before).map((r) => [r.path, (r.json as { model?: string }).model])).toEqual([['/v1/embeddings', 'text-embedding-3-large']]);
+  });
+
+  it('documents the endpoint in the OpenAPI document', async () => {
+    const doc = (await call(`${s.url}/openapi.json`)).json;
+    const operation = doc.paths['/v1/embeddings'].post;
+    expect(Object.keys(operation.requestBody.content['application/json'].schema.properties).sort()).toEqual(['dimensions', 'encoding_format', 'input', 'model', 'user']);
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '403', '502', '503']));
+    const models = doc.paths['/v1/models'].get.responses['200'].content['application/json'].schema;
+    expect(JSON.stringify(models)).toContain('capabilities');
   });
 
   it('lists each model with its capabilities, and the SDK reads the list', async () => {
