@@ -57,8 +57,8 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
       object: 'api_key',
       user_id: 'user-1',
       key_prefix: created.key.slice(0, 8),
-      permissions: { models: ['gpt-a', 'gpt-b'], quota_limit: 100, rate_limits: { requests_per_minute: 60, tokens_per_hour: 100000 }, ip_whitelist: ['10.0.0.0/8', '::1'], expiry_date: '2099-01-01T00:00:00.000Z' },
-      model_restrictions: { blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a' } },
+      permissions: { models: ['gpt-a'], quota_limit: 100, rate_limits: { requests_per_minute: 60, tokens_per_hour: 100000 }, ip_whitelist: ['10.0.0.0/8', '::1'], expiry_date: '2099-01-01T00:00:00.000Z' },
+      model_restrictions: { allowed_models: ['gpt-b'], blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a' } },
       rate_limits: { requests_per_hour: 1000, concurrent_requests: 4, burst_allowance: { multiplier: 2, duration: 10 } },
       ip_restrictions: { blocked_ips: ['10.0.0.9'], geographic_restrictions: { allowed_countries: ['DE'] } },
       revoked: false,
@@ -110,6 +110,32 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     const smuggled = await chat(key, 'gpt-a', {}, { model_mapping: { 'gpt-a': { actual_model: 'gpt-c' } } });
     expect(smuggled.status).toBe(403);
     expect(smuggled.json.error.code).toBe('model_not_allowed');
+  });
+
+  it('lets a model through only when permissions.models and model_restrictions.allowed_models both allow it; GET /v1/models lists only those', async () => {
+    const models = async (key: string) => ((await call(`${s.url}/v1/models`, { token: key })).json.data as Array<{ id: string }>).map((m) => m.id).sort();
+    const both = await newKey({ permissions: { models: ['gpt-a', 'gpt-b'] }, model_restrictions: { allowed_models: ['gpt-b', 'gpt-c'] } });
+    expect(both).toMatchObject({ permissions: { models: ['gpt-a', 'gpt-b'] }, model_restrictions: { allowed_models: ['gpt-b', 'gpt-c'] } });
+    expect((await chat(both.key, 'gpt-b')).status).toBe(200);
+    for (const model of ['gpt-a', 'gpt-c']) expect((await chat(both.key, model)).json.error?.code, model).toBe('model_not_allowed');
+    expect(await models(both.key)).toEqual(['gpt-b']);
+
+    // Either list alone narrows by itself; the block list wins over both.
+    const permitted = await newKey({ permissions: { models: ['gpt-a', 'gpt-c'] }, model_restrictions: { blocked_models: ['gpt-c'] } });
+    expect(await models(permitted.key)).toEqual(['gpt-a']);
+    const restricted = await newKey({ model_restrictions: { allowed_models: ['gpt-b', 'gpt-c'] } });
+    expect(await models(restricted.key)).toEqual(['gpt-b', 'gpt-c']);
+    expect(await models((await newKey({})).key)).toEqual(['gpt-a', 'gpt-b', 'gpt-c']);
+
+    // Lists with nothing in common allow nothing (not everything).
+    const disjoint = await newKey({ permissions: { models: ['gpt-a'] }, model_restrictions: { allowed_models: ['gpt-b'] } });
+    expect(await models(disjoint.key)).toEqual([]);
+    expect((await chat(disjoint.key, 'gpt-a')).json.error?.code).toBe('model_not_allowed');
+
+    // A change of one list keeps the other.
+    const changed = await call(`${s.url}/api/admin/keys/${both.id}`, { method: 'PATCH', token: s.adminToken, body: { model_restrictions: { allowed_models: ['gpt-a', 'gpt-c'] } } });
+    expect(changed.json).toMatchObject({ permissions: { models: ['gpt-a', 'gpt-b'] }, model_restrictions: { allowed_models: ['gpt-a', 'gpt-c'] } });
+    expect(await models(both.key)).toEqual(['gpt-a']);
   });
 
   it('answers 403 ip_not_allowed by address, CIDR (v4 and v6), block list and country', async () => {

@@ -4,9 +4,10 @@
  *
  * The creation shape takes the key's `permissions` and the policy objects attached to it
  * (`model_restrictions`, `rate_limits`, `ip_restrictions`); they are merged into one policy:
- * list fields are united (permissions.models with model_restrictions.allowed_models,
- * permissions.ip_whitelist with ip_restrictions.allowed_ips) and top-level `rate_limits` fields
- * win over `permissions.rate_limits`.
+ * permissions.models and model_restrictions.allowed_models are kept apart and both narrow (a
+ * model must pass each list that is given), permissions.ip_whitelist and
+ * ip_restrictions.allowed_ips are united, and top-level `rate_limits` fields win over
+ * `permissions.rate_limits`.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -29,7 +30,7 @@ const Country = z.string().regex(/^[A-Za-z]{2}$/, 'ISO 3166-1 alpha-2 country co
 export const KeyPolicyInput = z.object({
   permissions: z
     .object({
-      models: z.array(z.string().min(1)).optional(),
+      models: z.array(z.string().min(1)).optional().describe('models the key may use; empty = all. With model_restrictions.allowed_models, a model must be in both'),
       quota_limit: CreditsInput.nullable().optional().describe('credits: a decimal string ("12.5") or a number, at most 6 decimals, not negative; null = unlimited'),
       rate_limits: z.object({ requests_per_minute: positive, tokens_per_hour: positive }).optional(),
       ip_whitelist: z.array(z.string().min(1)).optional(),
@@ -38,8 +39,8 @@ export const KeyPolicyInput = z.object({
     .optional(),
   model_restrictions: z
     .object({
-      allowed_models: z.array(z.string().min(1)).optional(),
-      blocked_models: z.array(z.string().min(1)).optional(),
+      allowed_models: z.array(z.string().min(1)).optional().describe('models the key may use; empty = all. With permissions.models, a model must be in both'),
+      blocked_models: z.array(z.string().min(1)).optional().describe('models the key may never use, whatever the allow lists say'),
       model_aliases: z.record(z.string().min(1), z.string().min(1)).optional(),
     })
     .optional(),
@@ -68,6 +69,7 @@ export const UpdateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).
 
 const EMPTY_POLICY: KeyPolicy = {
   allowed_models: [],
+  permitted_models: [],
   blocked_models: [],
   model_aliases: {},
   quota_limit: null,
@@ -98,7 +100,8 @@ export function policyFrom(input: KeyPolicyInput, base: KeyPolicy = EMPTY_POLICY
   const geo = ip?.geographic_restrictions;
   const expiry = p?.expiry_date;
   return {
-    allowed_models: p?.models !== undefined || m?.allowed_models !== undefined ? union(p?.models, m?.allowed_models) : base.allowed_models,
+    allowed_models: m?.allowed_models ?? base.allowed_models,
+    permitted_models: p?.models ?? base.permitted_models,
     blocked_models: m?.blocked_models ?? base.blocked_models,
     model_aliases: m?.model_aliases ?? base.model_aliases,
     quota_limit: p?.quota_limit === undefined ? base.quota_limit : p.quota_limit === null ? null : quotaCredits(p.quota_limit),
@@ -161,7 +164,8 @@ export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
     tenant_id: row.tenant_id,
     key_prefix: row.key_prefix,
     permissions: {
-      models: p.allowed_models,
+      // Keys from before permitted_models held one united list, shown in both places as before.
+      models: p.permitted_models ?? p.allowed_models,
       quota_limit: p.quota_limit,
       rate_limits: { requests_per_minute: p.rate_limits.requests_per_minute, tokens_per_hour: p.rate_limits.tokens_per_hour },
       ip_whitelist: p.allowed_ips,
