@@ -176,6 +176,37 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 429]);
   });
 
+  it('takes the burst duration as a string ("30s") and applies it as that many seconds', async () => {
+    const created = await newKey({ rate_limits: { requests_per_minute: 6, burst_allowance: { multiplier: 2, duration: '30s' } } });
+    expect(created.rate_limits).toMatchObject({ burst_allowance: { multiplier: 2, duration: 30 } });
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await chat(created.key)).status);
+    // As with duration: 30 — 6/min plus 3 more for the burst.
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 429]);
+
+    const changed = await call(`${s.url}/api/admin/keys/${created.id}`, { method: 'PATCH', token: s.adminToken, body: { rate_limits: { burst_allowance: { multiplier: 3, duration: '1m30s' } } } });
+    expect(changed.json.rate_limits.burst_allowance).toEqual({ multiplier: 3, duration: 90 });
+    const events = await s.app.ctx.store.readStream(`apikey-${created.id}`);
+    expect(events.map((e) => (e.data as { policy: { rate_limits: { burst_allowance: unknown } } }).policy.rate_limits.burst_allowance)).toEqual([
+      { multiplier: 2, duration: 30 },
+      { multiplier: 3, duration: 90 },
+    ]);
+
+    for (const duration of ['30', '30 s', '1.5m', '1500ms', '0s', '', 'soon']) {
+      const bad = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'x', user_id: 'user-1', rate_limits: { burst_allowance: { multiplier: 2, duration } } } });
+      expect(bad.status, duration).toBe(400);
+      expect(bad.json.error, duration).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'rate_limits.burst_allowance.duration' });
+      expect(bad.json.error.message, duration).toContain('rate_limits.burst_allowance.duration');
+    }
+
+    const openapi = (await call(`${s.url}/openapi.json`)).json;
+    const body = openapi.paths['/api/admin/keys'].post.requestBody.content['application/json'].schema;
+    const types = (body.properties.rate_limits.properties.burst_allowance.anyOf ?? [body.properties.rate_limits.properties.burst_allowance])
+      .flatMap((b: { properties?: { duration?: { anyOf?: Array<{ type: string }> } } }) => b.properties?.duration?.anyOf ?? [])
+      .map((d: { type: string }) => d.type);
+    expect(types).toEqual(['integer', 'string']);
+  });
+
   it('counts tokens per hour from real usage', async () => {
     const { key } = await newKey({ rate_limits: { tokens_per_hour: 30 } });
     const first = await chat(key);
