@@ -19,13 +19,6 @@ const MINUTE = 60_000;
 const requestsKey = (channel: Channel) => `chrl:${channel.id}:rpm`;
 const tokensKey = (channel: Channel) => `chrl:${channel.id}:tpm`;
 
-/** The next candidate to send to, from `from` on (cycling), and where the search goes on next time. */
-export interface Picked {
-  candidate: Candidate;
-  /** Index of the candidate after it (the next attempt starts there). */
-  next: number;
-}
-
 /** Every candidate was over its limits: the soonest any of them frees up. */
 export class ChannelsRateLimited {
   constructor(readonly retryAfterMs: number) {}
@@ -49,24 +42,24 @@ export class ChannelLimits {
   constructor(private readonly counters: Counters) {}
 
   /**
-   * The first candidate from index `from` on (cycling through all of them once) whose limits
-   * admit one more request, counting it; `ChannelsRateLimited` when none does. Synchronous when
-   * the candidate at `from` has no limits (the common case).
+   * The position, from `from` on (cycling through the candidates once), of the first candidate
+   * whose limits admit one more request (counting it): the candidate is
+   * `candidates[position % candidates.length]`, the next search starts at `position + 1`.
+   * `ChannelsRateLimited` when none does. Synchronous, and allocating nothing, when the candidate
+   * at `from` has no limits (the common case).
    */
-  pick(candidates: readonly Candidate[], from: number): Picked | Promise<Picked | ChannelsRateLimited> {
-    const first = candidates[from % candidates.length]!;
-    if (!first.channel.rateLimits) return { candidate: first, next: from + 1 };
+  pick(candidates: readonly Candidate[], from: number): number | Promise<number | ChannelsRateLimited> {
+    if (!candidates[from % candidates.length]!.channel.rateLimits) return from;
     return this.search(candidates, from);
   }
 
-  private async search(candidates: readonly Candidate[], from: number): Promise<Picked | ChannelsRateLimited> {
+  private async search(candidates: readonly Candidate[], from: number): Promise<number | ChannelsRateLimited> {
     let soonest = Infinity;
-    for (let step = 0; step < candidates.length; step++) {
-      const candidate = candidates[(from + step) % candidates.length]!;
-      const picked = { candidate, next: from + step + 1 };
-      if (!candidate.channel.rateLimits) return picked;
-      const result = await this.counters.admit(admissionOf(candidate.channel));
-      if (result.allowed) return picked;
+    for (let position = from; position < from + candidates.length; position++) {
+      const channel = candidates[position % candidates.length]!.channel;
+      if (!channel.rateLimits) return position;
+      const result = await this.counters.admit(admissionOf(channel));
+      if (result.allowed) return position;
       soonest = Math.min(soonest, result.retryAfterMs);
     }
     return new ChannelsRateLimited(soonest === Infinity ? MINUTE : soonest);

@@ -263,10 +263,10 @@ export class Relay {
       if (gone.aborted) throw clientDisconnected();
       // The next candidate whose own rate limits admit the request (no counters call for channels without).
       const picking = this.deps.limits.pick(candidates, cursor);
-      const picked = picking instanceof Promise ? await picking : picking;
+      const picked = typeof picking === 'number' ? picking : await picking;
       if (picked instanceof ChannelsRateLimited) throw last?.error ?? picked.error();
-      cursor = picked.next;
-      const candidate = picked.candidate;
+      const candidate = candidates[picked % candidates.length]!;
+      cursor = picked + 1;
       failedOn = candidate.channel;
       const provider = PROVIDERS[candidate.channel.type];
       const ctx: ProviderContext = { channel: candidate.channel, model: candidate.upstreamModel };
