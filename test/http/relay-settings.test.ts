@@ -302,6 +302,9 @@ describe.each(MODES.map((m) => [m.name, m] as const))('relay settings (%s)', (_n
       const unknown = await relaySettings({ relay_settings: { default_providr: 'openai' } });
       expect([unknown.status, unknown.json.error.code, unknown.json.error.param]).toEqual([400, 'unknown_field', 'relay_settings.default_providr']);
       await relaySettings({ relay_settings: { fallback_providers: [] } });
+      // Back at the defaults: the row holds NULL, as rows from before these settings do (a replay agrees).
+      const row = await a.app.ctx.sql.db.selectFrom('billing_settings').select('relay_settings').where('tenant_id', '=', 'default').executeTakeFirstOrThrow();
+      expect(row.relay_settings).toBeNull();
     });
 
     it('tries default_provider first, then fallback_providers, then the others (requests naming no provider_config)', async () => {

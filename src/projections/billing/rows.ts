@@ -32,12 +32,16 @@ export const settingsOfRow = (row: BillingSettingsTable | undefined): Settings =
       }
     : DEFAULT_SETTINGS;
 
-/** The settings as a billing_settings row's columns. */
-export const settingsRow = (settings: Settings): Pick<BillingSettingsTable, 'relay_api_enabled' | 'subscription_covers_relay' | 'relay_settings'> => ({
-  relay_api_enabled: settings.relay_api_enabled ? 1 : 0,
-  subscription_covers_relay: settings.subscription_covers_relay,
-  relay_settings: JSON.stringify(settings.relay_settings),
-});
+const DEFAULT_RELAY_SETTINGS_JSON = JSON.stringify(DEFAULT_RELAY_SETTINGS);
+
+/**
+ * The settings as a billing_settings row's columns. Default relay settings are NULL, as in the
+ * rows written before migration 0110: a rebuild or the audit's replay writes what they hold.
+ */
+export function settingsRow(settings: Settings): Pick<BillingSettingsTable, 'relay_api_enabled' | 'subscription_covers_relay' | 'relay_settings'> {
+  const relay = JSON.stringify(settings.relay_settings);
+  return { relay_api_enabled: settings.relay_api_enabled ? 1 : 0, subscription_covers_relay: settings.subscription_covers_relay, relay_settings: relay === DEFAULT_RELAY_SETTINGS_JSON ? null : relay };
+}
 
 export function snapshotOfRow(row: BillingSubscriptionsTable): SubscriptionSnapshot {
   const terms = JSON.parse(row.terms) as PlanTerms;
