@@ -11,7 +11,7 @@
  * An endpoint plugs in with an `Ingress`: how its body becomes the relay's request.
  */
 import { z } from 'zod';
-import type { AppError } from '../errors.js';
+import { NotFoundError, type AppError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
 import type { ActiveKey } from '../views/keys.js';
@@ -168,6 +168,27 @@ export class RelayGate {
     for (const [name, value] of Object.entries(ticket.headers)) response.setHeader(name, value);
     usage.onSettle((data) => void ticket.settle(data));
     return model;
+  }
+
+  /**
+   * For requests that call no model (Messages count_tokens): the caller, the tenant's relay
+   * switch, validation, and the key's model and source rules. Nothing is billed or counted, and
+   * no usage event is recorded. Returns the validated body and the model (the key's alias resolved).
+   */
+  async check<B extends GateBody>(request: HttpRequestLike, rawBody: unknown, parse: (body: unknown) => Parsed<B>): Promise<{ caller: RelayCaller; body: B; model: string }> {
+    const resolving = this.deps.callers.resolve(request);
+    const { caller, key } = resolving instanceof Promise ? await resolving : resolving;
+    if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
+    const parsed = parse(rawBody);
+    if (parsed.error) throw parsed.error;
+    const body = parsed.value;
+    let model = body.model;
+    if (key !== null) {
+      model = this.deps.keyGate.resolveModel(key, body.model);
+      this.deps.keyGate.checkSource(key, request);
+    }
+    if (!this.deps.relay.models(caller.tenantId).includes(model)) throw new NotFoundError(`no channel serves model ${model}`, 'model_not_found');
+    return { caller, body, model };
   }
 
   /** Which models a preset may pick for this caller (served to its tenant, allowed to its key). */

@@ -62,6 +62,8 @@ export interface ChatExchange extends RelayExchange<ChatCompletionRequest> {
   readonly translation?: AnswerTranslation;
   /** The client's own request, for channels whose provider speaks its format natively. */
   readonly native?: NativeRequest;
+  /** No chat form could be made of the native request (what only its own API serves): other channels refuse with this. */
+  readonly unconvertible?: AppError;
 }
 
 export interface RelayDeps {
@@ -104,7 +106,7 @@ export interface Exchange<B extends GateBody = ChatCompletionRequest> extends Re
   readonly gone: ClientGone;
 }
 
-type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native'>;
+type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native' | 'unconvertible'>;
 
 /** One try at one channel. */
 export interface Attempt {
@@ -132,7 +134,9 @@ export class Relay {
   private readonly chat: Operation<ChatAttemptExchange> = {
     request: (exchange, provider, ctx) => {
       const native = nativeCodec(exchange, provider);
-      return native === undefined ? provider.buildRequest(exchange.body, ctx) : native.buildRequest(exchange.native!, ctx);
+      if (native !== undefined) return native.buildRequest(exchange.native!, ctx);
+      if (exchange.unconvertible !== undefined) throw exchange.unconvertible;
+      return provider.buildRequest(exchange.body, ctx);
     },
     streamMediaType: (exchange, provider) => (exchange.body.stream === true ? (nativeCodec(exchange, provider) ?? provider).streamMediaType : null),
     answer: (exchange, attempt) => (exchange.body.stream === true ? this.pipeStream(exchange, attempt) : this.sendCompletion(exchange, attempt)),
