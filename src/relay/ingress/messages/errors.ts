@@ -1,8 +1,8 @@
 /**
  * Errors in Anthropic's shape: `{"type":"error","error":{"type","message"},"request_id"}` with the
  * HTTP status the relay chose (its headers too: Retry-After, rate limits). The relay's own error
- * code has no field there; it is kept at the start of the message (`model_not_allowed: ...`), so a
- * client still sees which refusal it met.
+ * code has no field there; it is kept at the start of the message (`model_not_allowed: ...`,
+ * unless it is a generic one such as `invalid_request`), so a client still sees which refusal it met.
  */
 import { AppError } from '../../../errors.js';
 import type { AnthropicErrorBody, AnthropicErrorType } from './schema.js';
@@ -57,9 +57,13 @@ export interface AnthropicErrorAnswer {
   body: AnthropicErrorBody;
 }
 
+/** Codes that say no more than the error type: not repeated in the message. */
+const GENERIC_CODES: ReadonlySet<string> = new Set(['invalid_request', 'unauthorized', 'forbidden', 'not_found']);
+
 /** An error as Anthropic's API would answer it; anything that is no AppError is a 500 that reveals nothing. */
 export function anthropicErrorAnswer(error: unknown, requestId: string): AnthropicErrorAnswer {
   if (!(error instanceof AppError)) return { status: 500, headers: {}, body: anthropicErrorBody('api_error', 'internal server error', requestId) };
-  const message = error.message.startsWith(`${error.code}`) ? error.message : `${error.code}: ${error.message}`;
+  const named = GENERIC_CODES.has(error.code) || error.message.startsWith(error.code);
+  const message = named ? error.message : `${error.code}: ${error.message}`;
   return { status: error.status, headers: error.headers, body: anthropicErrorBody(anthropicErrorType(error.status, error.code), message, requestId) };
 }
