@@ -172,10 +172,16 @@ export class RelayGate {
 
   /**
    * For requests that call no model (Messages count_tokens): the caller, the tenant's relay
-   * switch, validation, and the key's model and source rules. Nothing is billed or counted, and
-   * no usage event is recorded. Returns the validated body and the model (the key's alias resolved).
+   * switch, validation, the key's model and source rules, and a channel serving the model (404
+   * model_not_found). Nothing is billed or counted, and no usage event is recorded. `answer` gets
+   * the relay (for a side call to the serving channel), the validated body and the caller.
    */
-  async check<B extends GateBody>(request: HttpRequestLike, rawBody: unknown, parse: (body: unknown) => Parsed<B>): Promise<{ caller: RelayCaller; body: B; model: string }> {
+  async check<B extends GateBody, T>(
+    request: HttpRequestLike,
+    rawBody: unknown,
+    parse: (body: unknown) => Parsed<B>,
+    answer: (relay: Relay, checked: { caller: RelayCaller; body: B; model: string }) => Promise<T>,
+  ): Promise<T> {
     const resolving = this.deps.callers.resolve(request);
     const { caller, key } = resolving instanceof Promise ? await resolving : resolving;
     if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
@@ -188,7 +194,7 @@ export class RelayGate {
       this.deps.keyGate.checkSource(key, request);
     }
     if (!this.deps.relay.models(caller.tenantId).includes(model)) throw new NotFoundError(`no channel serves model ${model}`, 'model_not_found');
-    return { caller, body, model };
+    return answer(this.deps.relay, { caller, body, model });
   }
 
   /** Which models a preset may pick for this caller (served to its tenant, allowed to its key). */

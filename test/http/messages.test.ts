@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import type { ChannelType } from '../../src/relay/channel.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
 import { readModelConfig } from '../support/databases.js';
-import { startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
+import { fakeCountedTokens, startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { BEDROCK_API_KEY, startBedrockFake } from '../support/fake-upstreams/bedrock.js';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, type FakeUpstream } from '../support/fake-upstreams/fake.js';
 import { startGeminiFake } from '../support/fake-upstreams/gemini.js';
@@ -295,6 +295,48 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
       expect(message.type).toBe('message');
     });
 
+    describe('count_tokens', () => {
+      it('a model served by another kind: counted by the relay tokenizer; no usage event', async () => {
+        if (!fakes.has('openai')) return;
+        const small = await client().messages.countTokens({ model: 'openai-model', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+        const large = await client()
+          .messages.countTokens({ model: 'openai-model', system: 'You are a careful assistant.', tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'hi '.repeat(200) }] })
+          .withResponse();
+        expect(small.response.headers.get('x-token-count-source')).toBe('tokenizer');
+        expect(small.data.input_tokens).toBeGreaterThan(0);
+        expect(large.data.input_tokens).toBeGreaterThan(small.data.input_tokens + 150);
+        expect(await eventsOf(large.request_id)).toHaveLength(0);
+      });
+
+      it('a model served by an anthropic channel: its count_tokens counts (the body passed through, model replaced); the tokenizer when it fails', async () => {
+        if (!fakes.has('anthropic')) return;
+        const fake = fakes.get('anthropic')!;
+        const body = { model: 'anthropic-model', system: [{ type: 'text' as const, text: 'sys', cache_control: { type: 'ephemeral' as const } }], messages: [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'hello' }, { role: 'user' as const, content: 'bye' }] };
+        const counted = await client().messages.countTokens(body, { headers: { 'anthropic-beta': 'token-counting-2024-11-01' } }).withResponse();
+        expect(counted.data).toEqual({ input_tokens: fakeCountedTokens(3) });
+        expect(counted.response.headers.get('x-token-count-source')).toBe('upstream');
+        const upstream = fake.requests.at(-1)!;
+        expect(upstream.path).toBe('/v1/messages/count_tokens');
+        expect(upstream.json).toEqual({ ...body, model: 'claude-upstream-1' });
+        expect(upstream.headers['anthropic-beta']).toBe('token-counting-2024-11-01');
+        expect(await eventsOf(counted.request_id)).toHaveLength(0);
+
+        fake.mode = { kind: 'error', status: 500 };
+        const fallback = await client().messages.countTokens(body).withResponse();
+        expect(fallback.response.headers.get('x-token-count-source')).toBe('tokenizer');
+        expect(fallback.data.input_tokens).toBeGreaterThan(0);
+      });
+
+      it('applies the caller and key checks: 401, 403 model_not_allowed, 404 for a model nobody serves', async () => {
+        const unauthenticated = await client('sk-nope').messages.countTokens({ model: kinds[0]!.model, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+        expect(unauthenticated).toBeInstanceOf(Anthropic.AuthenticationError);
+        const created = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'ct', user_id: 'user-1', permissions: { models: ['limited-model'] } } });
+        const restricted = client((created.json as { key: string }).key);
+        expect(await restricted.messages.countTokens({ model: kinds[0]!.model, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)).toBeInstanceOf(Anthropic.PermissionDeniedError);
+        expect(await client().messages.countTokens({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)).toBeInstanceOf(Anthropic.NotFoundError);
+      });
+    });
+
     describe('errors in Anthropic shape, with request-id', () => {
       const post = (body: unknown, headers: Record<string, string> = { 'x-api-key': key }) =>
         fetch(`${s.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -377,6 +419,7 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         expect(events[0]!.status).toBe(502);
       });
 
+      // Last: the upstream's 429 cools its channel down.
       it('an upstream 429 is answered as a rate_limit_error', async () => {
         const kind = kinds[0]!;
         kind.fake().mode = { kind: 'error', status: 429, message: 'slow down', retryAfterSeconds: 7 };
@@ -385,26 +428,6 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
       });
     });
 
-    describe('count_tokens', () => {
-      it('counts the input tokens of a request (relay tokenizer); no usage event', async () => {
-        const small = await client().messages.countTokens({ model: kinds[0]!.model, messages: [{ role: 'user', content: 'hi' }] });
-        const large = await client()
-          .messages.countTokens({ model: kinds[0]!.model, system: 'You are a careful assistant.', tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'hi '.repeat(200) }] })
-          .withResponse();
-        expect(small.input_tokens).toBeGreaterThan(0);
-        expect(large.data.input_tokens).toBeGreaterThan(small.input_tokens + 150);
-        expect(await eventsOf(large.request_id)).toHaveLength(0);
-      });
-
-      it('applies the caller and key checks: 401, 403 model_not_allowed, 404 for a model nobody serves', async () => {
-        const unauthenticated = await client('sk-nope').messages.countTokens({ model: kinds[0]!.model, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-        expect(unauthenticated).toBeInstanceOf(Anthropic.AuthenticationError);
-        const created = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'ct', user_id: 'user-1', permissions: { models: ['limited-model'] } } });
-        const restricted = client((created.json as { key: string }).key);
-        expect(await restricted.messages.countTokens({ model: kinds[0]!.model, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)).toBeInstanceOf(Anthropic.PermissionDeniedError);
-        expect(await client().messages.countTokens({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)).toBeInstanceOf(Anthropic.NotFoundError);
-      });
-    });
   });
 }
 

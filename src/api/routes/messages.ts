@@ -1,7 +1,7 @@
 /**
  * The Anthropic Messages API on fastify: `POST /v1/messages` (through the relay gate, with the
- * Messages ingress) and `POST /v1/messages/count_tokens` (counted here, not billed, no usage
- * event). Every answer of these routes, errors included, is in Anthropic's shape and carries
+ * Messages ingress) and `POST /v1/messages/count_tokens` (the serving anthropic channel's count,
+ * or the relay's tokenizer; not billed, no usage event). Every answer of these routes, errors included, is in Anthropic's shape and carries
  * `request-id` (Anthropic's header) besides `x-request-id`: the plugin has its own error handler,
  * so a body that is not JSON, a maintenance 503 or a refused caller are Anthropic errors too.
  */
@@ -10,7 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError, BadRequestError } from '../../errors.js';
 import type { RelayGate } from '../../relay/gate.js';
-import { countMessagesTokens, messagesIngress, parseCountTokensRequest } from '../../relay/ingress/messages/index.js';
+import { countTokens, messagesIngress, parseCountTokensRequest } from '../../relay/ingress/messages/index.js';
 import { anthropicErrorAnswer } from '../../relay/ingress/messages/errors.js';
 import { AnthropicErrorBody, CountTokensRequest, CountTokensResponse, MessagesRequest, MessagesResponse } from '../../relay/ingress/messages/schema.js';
 import { fastifyRelayResponse } from './relay.js';
@@ -96,15 +96,16 @@ export function messagesRoutes(gate: RelayGate): FastifyPluginAsyncZod {
           tags: ['relay'],
           summary: 'Count the input tokens of a Messages request',
           description:
-            "Counted by the relay's tokenizer (o200k_base) whatever the channel kind: exact for OpenAI models, an estimate for others (Claude included); images and PDFs are not counted. Needs a caller that may use the model (key model and source rules apply); not billed, no usage event.",
+            "When the channel that would serve the model is an anthropic one, it counts (the request passed through to its /v1/messages/count_tokens); otherwise, or when that call fails, the relay's tokenizer (o200k_base) counts: exact for OpenAI models, an estimate for others; images and PDFs are not counted. The header x-token-count-source says which (upstream | tokenizer). Needs a caller that may use the model (key model and source rules apply); not billed, no usage event.",
           body: CountTokensRequest,
           response: { 200: CountTokensResponse, ...errors, 404: errorResponse('not_found_error: model_not_found (no channel serves the model)') },
         },
         validatorCompiler: asSent,
       },
-      async (request) => {
-        const { body } = await gate.check(request, request.body, parseCountTokensRequest);
-        return { input_tokens: countMessagesTokens(body) };
+      async (request, reply) => {
+        const count = await gate.check(request, request.body, parseCountTokensRequest, (relay, checked) => countTokens(relay, checked, request));
+        void reply.header('x-token-count-source', count.source);
+        return { input_tokens: count.input_tokens };
       },
     );
   };

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/messages/count_tokens` counted by the relay itself, with its tokenizer
+ * `POST /v1/messages/count_tokens` counted by the relay itself (when no anthropic channel counts), with its tokenizer
  * (src/relay/tokens.ts, o200k_base): exact for OpenAI models, an estimate for the others, Claude
  * included. Counted: the system prompt, every text and thinking block, tool calls (name and
  * input), tool results' text, text documents, and the tools' definitions (name, description,

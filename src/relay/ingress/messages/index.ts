@@ -9,8 +9,10 @@
 import type { z } from 'zod';
 import { BadRequestError } from '../../../errors.js';
 import { headerOf, type HttpRequestLike } from '../../../http-exchange.js';
+import type { RelayCaller } from '../../access/caller.js';
 import { asSent, type Ingress, type Parsed } from '../../gate.js';
-import { FORWARDED_HEADERS } from '../../providers/anthropic/native.js';
+import type { Relay } from '../../relay.js';
+import { countedTokensOf, countTokensRequest, FORWARDED_HEADERS } from '../../providers/anthropic/native.js';
 import type { NativeRequest } from '../../providers/provider.js';
 import type { ChatCompletionRequest } from '../../schema.js';
 import { countMessagesTokens } from './count-tokens.js';
@@ -77,4 +79,20 @@ export const messagesIngress: Ingress<MessagesRequest> = {
   },
 };
 
-export { countMessagesTokens };
+/** A count_tokens answer, and who counted: the serving anthropic channel, or the relay's tokenizer. */
+export interface TokenCount {
+  input_tokens: number;
+  source: 'upstream' | 'tokenizer';
+}
+
+/**
+ * count_tokens: when the channel that would serve the model first is an anthropic one, it counts
+ * (the request as sent, model replaced, to its /v1/messages/count_tokens: Claude's own count);
+ * otherwise, or when that call does not answer 200 with a count, the relay's tokenizer does.
+ */
+export async function countTokens(relay: Relay, checked: { caller: RelayCaller; body: CountTokensRequest; model: string }, request: HttpRequestLike): Promise<TokenCount> {
+  const native: NativeRequest = { format: 'anthropic-messages', body: checked.body as Record<string, unknown>, headers: forwardedHeaders(request) };
+  const answer = await relay.nativeSideCall(checked.caller.tenantId, checked.model, 'anthropic-messages', (ctx) => countTokensRequest(native, ctx));
+  const counted = answer?.status === 200 ? countedTokensOf(answer.text) : null;
+  return counted === null ? { input_tokens: countMessagesTokens(checked.body), source: 'tokenizer' } : { input_tokens: counted, source: 'upstream' };
+}

@@ -117,6 +117,21 @@ function createNativeStreamConverter(_ctx: ProviderContext, maxEventSize?: numbe
   };
 }
 
+/** The same request to count its tokens (POST {base}/v1/messages/count_tokens; the body has no max_tokens or stream). */
+export function countTokensRequest(request: NativeRequest, ctx: ProviderContext): UpstreamRequest {
+  return { url: `${messagesUrl(ctx)}/count_tokens`, method: 'POST', headers: nativeHeaders(request, ctx, false), body: nativeBody(request, ctx) };
+}
+
+/** `{input_tokens}` out of a count_tokens answer; null for anything else. */
+export function countedTokensOf(text: string): number | null {
+  try {
+    const parsed = JSON.parse(text) as { input_tokens?: unknown };
+    return Number.isSafeInteger(parsed.input_tokens) && (parsed.input_tokens as number) >= 0 ? (parsed.input_tokens as number) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** An in-stream error event as Anthropic sends one (a stream cut off after bytes went out). */
 export function anthropicErrorEvent(message: string, code: string): string {
   const type = code === 'upstream_timeout' ? 'timeout_error' : 'api_error';
