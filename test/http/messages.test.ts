@@ -43,7 +43,8 @@ function upstreamView(type: ChannelType, json: Json): { system: string; stop: un
     case 'gemini': {
       const contents = json.contents as Json[];
       const response = contents.flatMap((c) => c.parts).find((p: Json) => p.functionResponse);
-      return { system: json.systemInstruction?.parts?.map((p: Json) => p.text).join('') ?? '', stop: json.generationConfig?.stopSequences, user: undefined, toolResult: response ? JSON.stringify(response.functionResponse.response) : null };
+      // The Gemini conversion puts the system text ahead of the first user message's.
+      return { system: contents[0].parts[0].text, stop: json.generationConfig?.stopSequences, user: undefined, toolResult: response ? JSON.stringify(response.functionResponse.response) : null };
     }
     case 'bedrock': {
       const result = (json.messages as Json[]).flatMap((m) => m.content).find((b: Json) => b.toolResult);
@@ -128,7 +129,7 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         const final = await stream.finalMessage();
         expect(final.content).toEqual([expect.objectContaining({ type: 'text', text: expect.stringContaining(`stream ${type}`) })]);
         expect(final.stop_reason).toBe('end_turn');
-        expect(final.usage.output_tokens).toBe(FAKE_COMPLETION_TOKENS);
+        expect(final.usage).toMatchObject({ input_tokens: FAKE_PROMPT_TOKENS, output_tokens: FAKE_COMPLETION_TOKENS });
         expect(types[0]).toBe('message_start');
         expect(types.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
         expect(types.filter((t) => t === 'content_block_delta').length).toBeGreaterThanOrEqual(2);
@@ -176,6 +177,28 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         const sent = kind.fake().requests[before]!.json as Json;
         if (type === 'anthropic') expect(sent.messages[2].content[0]).toMatchObject({ type: 'tool_result', content: [{ type: 'text', text: 'sunny, 21 C' }] });
         else expect(upstreamView(type, sent).toolResult).toContain('sunny, 21 C');
+      });
+
+      it('system blocks and stop sequences reach the upstream in its own format', async () => {
+        const before = kind.fake().requests.length;
+        await client().messages.create({
+          model,
+          max_tokens: 64,
+          system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Be kind.' }],
+          stop_sequences: ['STOP'],
+          metadata: { user_id: 'someone' },
+          messages: [{ role: 'user', content: 'hi' }],
+        });
+        const sent = kind.fake().requests[before]!.json as Json;
+        if (type === 'anthropic') {
+          expect(sent.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Be kind.' }]);
+          expect(sent.stop_sequences).toEqual(['STOP']);
+        } else {
+          const view = upstreamView(type, sent);
+          expect(view.system).toMatch(/^Be brief\.\n\nBe kind\./);
+          expect(view.stop).toEqual(['STOP']);
+          if (type === 'openai') expect(view.user).toBe('someone');
+        }
       });
 
       it('reports max_tokens as the stop reason', async () => {
@@ -243,6 +266,34 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
       expect(sent.stream_options).toEqual({ include_usage: true });
       expect(JSON.stringify(sent)).not.toContain('cache_control');
       expect(sent.thinking).toBeUndefined();
+    });
+
+    it('anthropic: what only Anthropic serves (a server tool, a PDF) is passed through; refused for other kinds', async () => {
+      if (!fakes.has('anthropic') || !fakes.has('openai')) return;
+      const body = {
+        max_tokens: 64,
+        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+        messages: [{ role: 'user' as const, content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'summarise' }] }],
+      };
+      const answered = await client().messages.create({ model: 'anthropic-model', ...body } as never);
+      expect((answered as Anthropic.Message).content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('summarise') });
+      expect(fakes.get('anthropic')!.requests.at(-1)!.json).toEqual({ model: 'claude-upstream-1', ...body });
+      const refused = await client().messages.create({ model: 'openai-model', ...body } as never).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    });
+
+    it('openai: a connection lost mid-stream ends the stream with an error event after the text so far', async () => {
+      if (!fakes.has('openai')) return;
+      fakes.get('openai')!.mode = { kind: 'stream_error' };
+      const stream = await client().messages.create({ model: 'openai-model', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hello there' }] });
+      const seen: string[] = [];
+      const error = await (async () => {
+        for await (const event of stream) seen.push(event.type);
+      })().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      expect((error as InstanceType<typeof Anthropic.APIError>).type).toBe('api_error');
+      expect(seen.slice(0, 3)).toEqual(['message_start', 'content_block_start', 'content_block_delta']);
+      expect(seen).not.toContain('message_stop');
     });
 
     it('openai: images (base64 and url) become image_url parts', async () => {
