@@ -324,7 +324,8 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
 
     it('streams Anthropic event lines: message_start, then one ping', async () => {
       if (!fakes.has('openai')) return;
-      const res = await fetch(`${s.url}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai-model', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+      // Claude Code posts to /v1/messages?beta=true.
+      const res = await fetch(`${s.url}/v1/messages?beta=true`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai-model', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(res.headers.get('request-id')).toBeTruthy();
@@ -344,6 +345,23 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
       const user = new Anthropic({ apiKey: null, authToken: s.userToken, baseURL: s.url, maxRetries: 0 });
       const message = await user.messages.create({ model: kinds[0]!.model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
       expect(message.type).toBe('message');
+    });
+
+    it('Object.prototype names as the model or a field are refused like any unknown name', async () => {
+      const names = [...new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__'])];
+      for (const name of names) {
+        const headers = { 'content-type': 'application/json', 'x-api-key': key };
+        const message = await fetch(`${s.url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify({ model: name, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
+        expect([name, message.status]).toEqual([name, 503]);
+        expect(((await message.json()) as Json).type).toBe('error');
+        const counted = await fetch(`${s.url}/v1/messages/count_tokens`, { method: 'POST', headers, body: JSON.stringify({ model: name, messages: [{ role: 'user', content: 'hi' }] }) });
+        expect([name, counted.status]).toEqual([name, 404]);
+        if (name === '__proto__') continue; // refused by the JSON parser itself
+        const field = await fetch(`${s.url}/v1/messages`, { method: 'POST', headers, body: `{"model":"${kinds[0]!.model}","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"${name}":1}` });
+        expect([name, field.status]).toEqual([name, 400]);
+      }
+      const events = await usageEvents(s);
+      expect(events.filter((e) => names.includes(e.model_requested as string)).every((e) => e.status === 503)).toBe(true);
     });
 
     describe('count_tokens', () => {
