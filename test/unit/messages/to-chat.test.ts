@@ -29,7 +29,7 @@ describe('Messages request validation', () => {
   it('requires model, max_tokens and messages; names the path of a bad value', () => {
     expect(parseMessagesRequest({ model: 'm', messages: [] }).error!.message).toMatch(/^max_tokens: /);
     expect(parseMessagesRequest({ max_tokens: 1, messages: [] }).error!.message).toMatch(/^model: /);
-    expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [{ role: 'system', content: 'x' }] }).error!.message).toMatch(/^messages\.0\.role: /);
+    expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [{ role: 'tool', content: 'x' }] }).error!.message).toMatch(/^messages\.0\.role: /);
     expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [], temperature: 1.5 }).error!.message).toMatch(/^temperature: /);
     expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [], tool_choice: { type: 'sometimes' } }).error!.param).toBe('tool_choice.type');
   });
@@ -67,6 +67,16 @@ describe('Messages request -> chat form', () => {
     const blocks = toChatRequest(req({ system: [{ type: 'text', text: 'One.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Two.' }] }));
     expect(blocks.messages[0]).toEqual({ role: 'system', content: 'One.\n\nTwo.' });
     expect(JSON.stringify(blocks)).not.toContain('cache_control');
+  });
+
+  it('keeps a system turn inside the conversation in its place', () => {
+    const chat = toChatRequest(req({ messages: [{ role: 'user', content: 'a' }, { role: 'system', content: [{ type: 'text', text: 'Now be formal.' }] }, { role: 'user', content: 'b' }] }));
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'system', content: 'Now be formal.' },
+      { role: 'user', content: 'b' },
+    ]);
+    badRequest(() => toChatRequest(req({ messages: [{ role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x.example/a.png' } }] }] })), 'messages[0].content[0]');
   });
 
   it('converts images (base64 -> data URL, url as is) and keeps text parts in order', () => {

@@ -62,8 +62,9 @@ const KNOWN_BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'too
 export const ContentBlock = z.union([TextBlock, ImageBlock, DocumentBlock, ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, OtherBlock]);
 export type ContentBlock = z.infer<typeof ContentBlock>;
 
+/** `system` turns inside the conversation: newer API versions take them (text only). */
 export const MessageParam = z.strictObject({
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(ContentBlock)]),
 });
 export type MessageParam = z.infer<typeof MessageParam>;

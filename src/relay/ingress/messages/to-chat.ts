@@ -17,7 +17,7 @@
  */
 import { BadRequestError } from '../../../errors.js';
 import type { ChatCompletionRequest, ContentPart, Message, Tool as ChatTool, ToolCall } from '../../schema.js';
-import type { ContentBlock, CountTokensRequest, DocumentBlock, ImageBlock, MessageParam, MessagesRequest, Tool, ToolChoice, ToolResultBlock } from './schema.js';
+import type { ContentBlock, CountTokensRequest, DocumentBlock, ImageBlock, MessageParam, MessagesRequest, TextBlock, Tool, ToolChoice, ToolResultBlock } from './schema.js';
 
 /** A 400 for something only an anthropic channel can take. */
 function anthropicOnly(param: string, what: string): BadRequestError {
@@ -142,6 +142,15 @@ function assistantMessage(content: MessageParam['content'], index: number): Mess
   return message;
 }
 
+/** A system turn's text blocks (nothing else belongs in one). */
+function systemText(content: MessageParam['content'], index: number): string | TextBlock[] {
+  if (typeof content === 'string') return content;
+  content.forEach((block, j) => {
+    if (block.type !== 'text') throw new BadRequestError(`a system message takes text blocks only, not ${block.type}`, 'invalid_request', `messages[${index}].content[${j}]`);
+  });
+  return content as TextBlock[];
+}
+
 /** `system` as one chat system message (blocks joined by blank lines), or nothing. */
 function systemMessage(system: MessagesRequest['system']): Message[] {
   if (system === undefined) return [];
@@ -177,6 +186,7 @@ export function chatMessages(request: Pick<MessagesRequest, 'system' | 'messages
   const messages = systemMessage(request.system);
   request.messages.forEach((message, i) => {
     if (message.role === 'user') messages.push(...userMessages(message.content, i));
+    else if (message.role === 'system') messages.push(...systemMessage(systemText(message.content, i)));
     else {
       const converted = assistantMessage(message.content, i);
       if (converted) messages.push(converted);
