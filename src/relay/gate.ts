@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { NotFoundError, type AppError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
-import type { ActiveKey } from '../views/keys.js';
+import { keyAllowsModel, type ActiveKey } from '../views/keys.js';
 import { relayDisabledError, routedModel, type BillingGate } from './access/billing-gate.js';
 import type { Callers, RelayCaller, ResolvedCaller } from './access/caller.js';
 import type { KeyGate } from './access/key-gate.js';
@@ -58,14 +58,24 @@ export const asSent = (body: unknown): Prepared => body;
 
 export const ModelList = z.object({
   object: z.literal('list'),
-  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() })),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      object: z.literal('model'),
+      created: z.number(),
+      owned_by: z.string(),
+      capabilities: z
+        .array(z.enum(['chat', 'embeddings']))
+        .describe('what the model serves: chat (POST /v1/chat/completions and the other chat formats), embeddings (POST /v1/embeddings); both when channels serve it both ways'),
+    }),
+  ),
 });
 export type ModelList = z.infer<typeof ModelList>;
 
 /** Whether a key may use a model (GET /v1/models lists only those). */
 export function isModelAllowed(key: ActiveKey, model: string): boolean {
   const resolved = ownValue(key.policy.model_aliases, model) ?? model;
-  return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
+  return keyAllowsModel(key, resolved);
 }
 
 /** The deprecated alias `/v1/chat` says so, and names its successor. */
@@ -91,8 +101,9 @@ export class RelayGate {
   async models(request: HttpRequestLike): Promise<ModelList> {
     const { caller, key } = await this.deps.callers.resolve(request);
     if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
-    const models = this.deps.relay.models(caller.tenantId).filter((id) => !key || isModelAllowed(key, id));
-    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard' })) };
+    const served = this.deps.relay.capabilities(caller.tenantId);
+    const models = [...served.keys()].filter((id) => !key || isModelAllowed(key, id)).sort();
+    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard', capabilities: [...served.get(id)!].sort() })) };
   }
 
   /** POST /v1/chat/completions (and its aliases; `/v1/chat` is the deprecated one). */

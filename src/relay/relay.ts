@@ -15,7 +15,7 @@ import { backoff, ClientGone } from './client-gone.js';
 import { PROVIDERS } from './providers/index.js';
 import type { NativeCodec, NativeFormat, NativeRequest, Provider, ProviderContext, ResponseMeta, UpstreamRequest } from './providers/provider.js';
 import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
-import type { Candidate, Router } from './router.js';
+import type { Candidate, ModelCapability, Router } from './router.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
 import { SSE_DONE, sseData } from './sse.js';
 import { countPromptTokens, countTokens } from './tokens.js';
@@ -25,6 +25,7 @@ import type { RequestUsage } from './request-usage.js';
 import type { RelayCaller } from './access/caller.js';
 import type { HttpRequestLike } from '../http-exchange.js';
 import type { AnswerTranslation } from './translation.js';
+import { inputsOf, type EmbeddingsRequest, type EmbeddingsResponse } from './embeddings-schema.js';
 
 /** Where the relay writes an answer: the gate's HeldBackResponse, or an ingress's wrapper of it. */
 export type AnswerWriter = Pick<HeldBackResponse, 'setHeader' | 'send' | 'start' | 'write' | 'writeLast' | 'drained' | 'end' | 'closed' | 'onClose' | 'offClose'>;
@@ -120,7 +121,9 @@ export interface Attempt {
  * What one kind of request (chat, embeddings) does at each attempt; the attempt loop (routing
  * order, retries, backoff, health) is shared. Made once per relay: no per-request closure.
  */
-export interface Operation<E extends Exchange<GateBody>> {
+export interface Operation<E extends Exchange<GateBody>, X extends RelayExchange<E['body']> = RelayExchange<E['body']>> {
+  /** The request as every attempt shares it: `body` routed to `model` (a literal, field by field: the hot path builds one per request). */
+  exchange(outer: X, body: E['body'], model: string, gone: ClientGone): E;
   /** The upstream request for this channel (throws BadRequestError for a value it cannot take). */
   request(exchange: E, provider: Provider, ctx: ProviderContext): UpstreamRequest;
   /** The media type the upstream's answer must have when it streams; null when it answers whole. */
@@ -131,7 +134,21 @@ export interface Operation<E extends Exchange<GateBody>> {
 
 export class Relay {
   /** Chat completions, and the ingresses that relay through the chat format. */
-  private readonly chat: Operation<ChatAttemptExchange> = {
+  private readonly chat: Operation<ChatAttemptExchange, ChatExchange> = {
+    exchange: (outer, body, model, gone) => ({
+      requestId: outer.requestId,
+      tenantId: outer.tenantId,
+      caller: outer.caller,
+      request: outer.request,
+      response: outer.response,
+      body,
+      model,
+      usage: outer.usage,
+      meta: new LazyResponseMeta(Math.floor(outer.usage.startedAt.getTime() / 1000), outer.body.model, body.stream_options?.include_usage === true),
+      gone,
+      translation: outer.translation,
+      native: outer.native,
+    }),
     request: (exchange, provider, ctx) => {
       const native = nativeCodec(exchange, provider);
       if (native !== undefined) return native.buildRequest(exchange.native!, ctx);
@@ -142,6 +159,26 @@ export class Relay {
     answer: (exchange, attempt) => (exchange.body.stream === true ? this.pipeStream(exchange, attempt) : this.sendCompletion(exchange, attempt)),
   };
 
+  /** Embeddings: one whole JSON answer, only from channels whose provider has an embeddings codec. */
+  private readonly embeddings: Operation<Exchange<EmbeddingsRequest>> = {
+    exchange: (outer, body, model, gone) => ({
+      requestId: outer.requestId,
+      tenantId: outer.tenantId,
+      caller: outer.caller,
+      request: outer.request,
+      response: outer.response,
+      body,
+      model,
+      usage: outer.usage,
+      // The client's model name is the one the answer reports; an embedding has no id or stream.
+      meta: new LazyResponseMeta(Math.floor(outer.usage.startedAt.getTime() / 1000), outer.body.model, false),
+      gone,
+    }),
+    request: (exchange, provider, ctx) => provider.embeddings!.buildRequest(exchange.body, ctx),
+    streamMediaType: () => null,
+    answer: (exchange, attempt) => this.sendEmbeddings(exchange, attempt),
+  };
+
   constructor(private readonly deps: RelayDeps) {}
 
   /** The models the tenant's channels serve (GET /v1/models). */
@@ -149,25 +186,29 @@ export class Relay {
     return this.deps.router.models(tenantId);
   }
 
+  /** Each model the tenant's channels serve, with what it serves (GET /v1/models). */
+  capabilities(tenantId: string): Map<string, Set<ModelCapability>> {
+    return this.deps.router.capabilities(tenantId);
+  }
+
+  /** POST /v1/embeddings: routed like chat (retries, fallback, health), to channels that can embed. */
+  embed(exchange: RelayExchange<EmbeddingsRequest>): Promise<void> {
+    return this.run(exchange, exchange.body, this.embeddings, canEmbed);
+  }
+
   /** Routes, calls upstream (retrying on the next channel), answers, and fills the usage. */
   complete(exchange: ChatExchange): Promise<void> {
     const input = exchange.body;
     // A translated stream needs the usage in its last chunk (Anthropic's message_delta, Responses' response.completed).
     const body = exchange.translation !== undefined && input.stream === true && input.stream_options?.include_usage !== true ? { ...input, stream_options: { include_usage: true } } : input;
-    return this.run<ChatCompletionRequest, ChatAttemptExchange>(exchange, body, this.chat, chatMeta);
+    return this.run(exchange, body, this.chat);
   }
 
   /**
    * The steps every operation shares: request mapping, routing, the attempt loop, and the
    * client-gone bookkeeping. `meta` makes the answer's identity once the request is routable.
    */
-  private async run<B extends GateBody, E extends Exchange<B>>(
-    exchange: RelayExchange<B> & Omit<E, keyof Exchange<B>>,
-    input: B,
-    operation: Operation<E>,
-    meta: (exchange: RelayExchange<B>, body: B) => ResponseMeta,
-    serves?: (provider: Provider) => boolean,
-  ): Promise<void> {
+  private async run<E extends Exchange<GateBody>, X extends RelayExchange<E['body']>>(exchange: X, input: E['body'], operation: Operation<E, X>, serves?: (provider: Provider) => boolean): Promise<void> {
     const { usage, response } = exchange;
     // Client gone: stop the upstream request too.
     const gone = new ClientGone();
@@ -181,7 +222,7 @@ export class Relay {
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
-      await this.attempt({ ...exchange, body, model, meta: meta(exchange, body), gone } as E, candidates, operation);
+      await this.attempt(operation.exchange(exchange, body, model, gone), candidates, operation);
     } finally {
       response.offClose(onClose);
       if (gone.aborted && usage.data.error_code === null) {
@@ -196,7 +237,7 @@ export class Relay {
   }
 
   /** Tries the candidates in turn (with backoff) until one answers or a failure is final. */
-  private async attempt<E extends Exchange<GateBody>>(exchange: E, candidates: Candidate[], operation: Operation<E>): Promise<void> {
+  private async attempt<E extends Exchange<GateBody>, X extends RelayExchange<E['body']>>(exchange: E, candidates: Candidate[], operation: Operation<E, X>): Promise<void> {
     const { settings, health } = this.deps;
     const { body, gone, requestId } = exchange;
     const usage = exchange.usage.data;
@@ -294,6 +335,16 @@ export class Relay {
       this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream response could not be converted');
       throw new AttemptFailure(new UpstreamFaultError('the upstream sent a response that could not be read'), true, true);
     }
+  }
+
+  private async sendEmbeddings(exchange: Exchange<EmbeddingsRequest>, attempt: Attempt) {
+    const { response, body, meta, usage } = exchange;
+    const text = await this.readBody(exchange, attempt);
+    // The answer names the model as the client did (an upstream that reports its own keeps it).
+    const asked = body.model === meta.model ? body : { ...body, model: meta.model };
+    const answer = this.convert(exchange, attempt, () => attempt.provider.embeddings!.parseResponse(text, attempt.ctx, asked));
+    answer.usage = fillEmbeddingsUsage(usage.data, answer, body);
+    response.send(200, JSON_CONTENT, JSON.stringify(answer));
   }
 
   private async sendCompletion(exchange: ChatAttemptExchange, attempt: Attempt) {
@@ -402,10 +453,7 @@ export class Relay {
   }
 }
 
-/** A chat answer's identity: the client's model name, the time it entered the gate. */
-function chatMeta(exchange: RelayExchange, body: ChatCompletionRequest): ResponseMeta {
-  return new LazyResponseMeta(Math.floor(exchange.usage.startedAt.getTime() / 1000), exchange.body.model, body.stream_options?.include_usage === true);
-}
+const canEmbed = (provider: Provider) => provider.embeddings !== undefined;
 
 /** The codec of the provider for the request's native format, when it speaks it. */
 function nativeCodec(exchange: Pick<ChatExchange, 'native'>, provider: Provider): NativeCodec | undefined {
@@ -453,4 +501,18 @@ function fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletio
   usage.usage_source = 'tokenizer';
   Object.assign(usage, counted);
   return counted;
+}
+
+/**
+ * An embeddings request's token counts: the upstream's when it reported them, else the inputs
+ * counted with the tokenizer. Prompt tokens only: an embedding has no completion.
+ */
+function fillEmbeddingsUsage(usage: UsageData, answer: EmbeddingsResponse, body: EmbeddingsRequest): EmbeddingsResponse['usage'] {
+  let tokens = answer.usage.total_tokens > 0 ? answer.usage.prompt_tokens || answer.usage.total_tokens : 0;
+  usage.usage_source = tokens > 0 ? 'upstream' : 'tokenizer';
+  if (tokens === 0) for (const input of inputsOf(body)) tokens += countTokens(input);
+  usage.prompt_tokens = tokens;
+  usage.completion_tokens = 0;
+  usage.total_tokens = tokens;
+  return { prompt_tokens: tokens, total_tokens: tokens };
 }

@@ -1,10 +1,12 @@
 /**
  * A fake OpenAI (and Azure OpenAI) upstream: `POST {base}/chat/completions` with Bearer auth,
- * and `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with `api-key`.
+ * and `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with `api-key`;
+ * `POST {base}/embeddings` and `/openai/deployments/{deployment}/embeddings?api-version=...`
+ * likewise (base64 vectors with `encoding_format: "base64"`, as OpenAI sends them).
  * `baseUrl` ends in /v1 (as OpenAI-compatible base URLs do); `origin` is the Azure resource URL.
  */
 import type { ServerResponse } from 'node:http';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, misbehave, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, fakeEmbedding, misbehave, pieces, replyText, sleep, startFake, textsOf, type FakeUpstream, type RecordedRequest } from './fake.js';
 
 interface Body {
   model?: string;
@@ -24,10 +26,38 @@ function lastUserText(body: Body): string {
 
 const usage = { prompt_tokens: FAKE_PROMPT_TOKENS, completion_tokens: FAKE_COMPLETION_TOKENS, total_tokens: FAKE_PROMPT_TOKENS + FAKE_COMPLETION_TOKENS };
 
+const SAFE = { filtered: false, severity: 'safe' };
+const CONTENT_FILTER_RESULTS = { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE };
+const PROMPT_FILTER_RESULTS = [{ prompt_index: 0, content_filter_results: CONTENT_FILTER_RESULTS }];
+
 function error(res: ServerResponse, status: number, message: string, retryAfter?: number) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   res.writeHead(status, headers).end(JSON.stringify({ error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: status === 429 ? 'rate_limit_exceeded' : null } }));
+}
+
+interface EmbeddingsBody {
+  model?: string;
+  input?: unknown;
+  dimensions?: number;
+  encoding_format?: string;
+}
+
+async function embed(req: RecordedRequest, res: ServerResponse, mode: FakeUpstream['mode'], azure: boolean, extraHeaders: Record<string, string>) {
+  const body = (req.json ?? {}) as EmbeddingsBody;
+  const texts = textsOf(body.input);
+  if (texts.length === 0 || texts.some((t) => t === '')) return error(res, 400, "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.");
+  if (!azure && !body.model) return error(res, 400, 'you must provide a model parameter');
+  if (mode.kind === 'slow') await sleep(mode.delayMs);
+  const base64 = body.encoding_format === 'base64';
+  const data = texts.map((text, index) => {
+    const vector = fakeEmbedding(text, body.dimensions);
+    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+  });
+  const model = body.model ?? decodeURIComponent(req.path.split('/')[3]!);
+  const payload: Record<string, unknown> = { object: 'list', data, model };
+  if (mode.kind !== 'no_usage') payload.usage = { prompt_tokens: FAKE_PROMPT_TOKENS, total_tokens: FAKE_PROMPT_TOKENS };
+  res.writeHead(200, { 'content-type': 'application/json', ...extraHeaders }).end(JSON.stringify(payload));
 }
 
 export interface OpenAiFake extends FakeUpstream {
@@ -40,7 +70,8 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
   const extraHeaders: Record<string, string> = {};
   const fake = await startFake(async (req: RecordedRequest, res, self) => {
     const azure = req.path.startsWith('/openai/deployments/');
-    if (req.method !== 'POST' || !(req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
+    const embeddings = req.path === '/v1/embeddings' || (azure && /^\/openai\/deployments\/[^/]+\/embeddings\?api-version=/.test(req.path));
+    if (req.method !== 'POST' || !(embeddings || req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
       return error(res, 404, `no route ${req.method} ${req.path}`);
     }
     const authorised = azure ? req.headers['api-key'] === 'test-key' : req.headers.authorization === 'Bearer test-key';
@@ -49,11 +80,13 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
     const body = req.json as Body;
     if (await misbehave(mode, res, body.stream === true)) return;
+    if (embeddings) return embed(req, res, self.mode, azure, extraHeaders);
     const model = body.model ?? (azure ? decodeURIComponent(req.path.split('/')[3]!) : 'unknown');
     const id = 'chatcmpl-fake123';
     const created = 1_700_000_000;
     const text = mode.kind === 'length' ? 'Hello! You' : replyText(lastUserText(body));
-    const finish = mode.kind === 'tool_call' ? 'tool_calls' : mode.kind === 'length' ? 'length' : 'stop';
+    const finish = mode.kind === 'tool_call' ? 'tool_calls' : mode.kind === 'length' ? 'length' : mode.kind === 'azure_filters' && mode.filtered ? 'content_filter' : 'stop';
+    const filters = mode.kind === 'azure_filters';
     const toolName = body.tools?.[0]?.function.name ?? 'get_weather';
 
     if (!body.stream) {
@@ -62,7 +95,9 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
           ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: toolName, arguments: FAKE_TOOL_ARGUMENTS } }] }
           : { role: 'assistant', content: text };
       if (mode.kind === 'slow') await sleep(mode.delayMs);
-      const payload: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }] };
+      const choice = filters ? { index: 0, message, finish_reason: finish, content_filter_results: CONTENT_FILTER_RESULTS } : { index: 0, message, finish_reason: finish };
+      const payload: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [choice] };
+      if (filters) payload.prompt_filter_results = PROMPT_FILTER_RESULTS;
       if (mode.kind !== 'no_usage') payload.usage = usage;
       res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99', ...extraHeaders }).end(JSON.stringify(payload));
       return;
@@ -72,6 +107,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     const base = { id, object: 'chat.completion.chunk', created, model };
     if (mode.kind === 'slow') await sleep(mode.delayMs);
+    if (filters) send({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: PROMPT_FILTER_RESULTS });
     send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     if (mode.kind === 'tool_call') {
       send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: toolName, arguments: '' } }] }, finish_reason: null }] });
@@ -80,7 +116,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
       const parts = pieces(text);
       for (let i = 0; i < parts.length; i++) {
         if (mode.kind === 'slow') await sleep(mode.delayMs);
-        send({ ...base, choices: [{ index: 0, delta: { content: parts[i] }, finish_reason: null }] });
+        send({ ...base, choices: [{ index: 0, delta: { content: parts[i] }, finish_reason: null, ...(filters ? { content_filter_results: CONTENT_FILTER_RESULTS } : {}) }] });
         if (mode.kind === 'stream_error' && i === 0) {
           await sleep(30); // let the first piece reach the relay
           res.destroy(); // then the connection drops mid-stream
@@ -88,7 +124,12 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
         }
       }
     }
-    send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    if (filters) {
+      // The asynchronous filter's annotation of the text: not a chunk (no id, object or delta).
+      const annotation = { index: 0, finish_reason: mode.filtered ? finish : null, content_filter_results: CONTENT_FILTER_RESULTS, content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: text.length } };
+      send({ choices: [annotation], created: 0, id: '', model: '', object: '' });
+    }
+    if (!(filters && mode.filtered)) send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     if (body.stream_options?.include_usage && mode.kind !== 'no_usage') send({ ...base, choices: [], usage });
     res.end('data: [DONE]\n\n');
   });
