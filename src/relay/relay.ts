@@ -148,6 +148,7 @@ export class Relay {
       gone,
       translation: outer.translation,
       native: outer.native,
+      unconvertible: outer.unconvertible,
     }),
     request: (exchange, provider, ctx) => {
       const native = nativeCodec(exchange, provider);
