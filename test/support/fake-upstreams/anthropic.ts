@@ -2,7 +2,8 @@
  * A fake Anthropic Messages API (POST /v1/messages, and /v1/messages/count_tokens answering
  * fakeCountedTokens) following the contract in fake.ts: checks
  * `x-api-key` (401 unless `test-key`), `anthropic-version`, the path and the request shape
- * (model, max_tokens, alternating user/assistant messages, no system role in messages), and
+ * (model, max_tokens, alternating user/assistant messages, no system turn first: the system
+ * prompt is the top-level `system`), and
  * answers in Anthropic's own JSON or SSE framing (`event:` + `data:` lines, ping events).
  */
 import type { ServerResponse } from 'node:http';
@@ -55,10 +56,15 @@ function invalid(body: AnthropicFakeRequest): string | null {
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
   if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
+  // System turns may sit between the others (the API takes them, Claude Code sends them); user
+  // and assistant turns still alternate around them.
+  let previous: unknown = null;
   for (let i = 0; i < body.messages.length; i++) {
     const role = body.messages[i]?.role;
-    if (role !== 'user' && role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
-    if (i > 0 && body.messages[i - 1]?.role === role) return 'messages: roles must alternate between "user" and "assistant"';
+    if (role === 'system' && i > 0) continue;
+    if (role !== 'user' && role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'${i > 0 ? " or 'system'" : ''}`;
+    if (previous === role) return 'messages: roles must alternate between "user" and "assistant"';
+    previous = role;
   }
   return null;
 }
