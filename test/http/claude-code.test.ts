@@ -30,9 +30,9 @@ interface ClaudeRun {
 }
 
 /** `claude -p <prompt> --output-format json` in a home of its own, talking to Switchyard only. */
-function runClaude(s: RunningApp, key: string, model: string, prompt: string, home: string): Promise<ClaudeRun> {
+function runClaude(s: RunningApp, key: string, model: string, prompt: string, home: string, extraArgs: string[] = []): Promise<ClaudeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(CLAUDE, ['-p', prompt, '--output-format', 'json'], {
+    const child = spawn(CLAUDE, ['-p', prompt, '--output-format', 'json', ...extraArgs], {
       cwd: home,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -107,5 +107,26 @@ describe.skipIf(!existsSync(CLAUDE))('Claude Code through the Messages API', () 
       // Claude Code's own request shape reached a non-Anthropic upstream without cache_control.
       expect(sent.every((r) => !r.body.includes('cache_control'))).toBe(true);
     }
+  });
+
+  it('a tool call round trip: the model calls one of Claude Code’s tools, Claude Code answers with a tool_result (openai channel)', async () => {
+    const fake = fakes.get('openai')!;
+    fake.mode = { kind: 'tool_call' }; // the fake calls the first tool it is offered, with {"city":"Paris"}
+    const before = fake.requests.length;
+    try {
+      const run = await runClaude(s, key, 'openai-model', 'use a tool', home, ['--max-turns', '2']);
+      expect(run.stdout).toContain('"type":"result"');
+    } finally {
+      fake.mode = { kind: 'reply' };
+    }
+    const [first, second] = fake.requests.slice(before).map((r) => r.json as { tools: { function: { name: string } }[]; messages: { role: string; tool_call_id?: string; tool_calls?: { id: string; function: { name: string } }[]; content?: unknown }[] });
+    expect(first!.tools.length).toBeGreaterThan(0);
+    const called = first!.tools[0]!.function.name;
+    // The second request carries the call (assistant tool_calls) and Claude Code's result for it (a tool message).
+    const call = second!.messages.find((m) => m.role === 'assistant' && m.tool_calls)!.tool_calls![0]!;
+    expect(call).toMatchObject({ id: 'call_1', function: { name: called } });
+    const result = second!.messages.find((m) => m.role === 'tool')!;
+    expect(result.tool_call_id).toBe('call_1');
+    expect(typeof result.content).toBe('string');
   });
 });
