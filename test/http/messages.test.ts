@@ -488,6 +488,20 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         expect(events[0]!.status).toBe(502);
       });
 
+      it('maintenance: 503 overloaded_error with retry-after', async () => {
+        const on = await call(`${s.url}/v1/admin/maintenance`, { token: s.adminToken, body: { enabled: true, message: 'Upgrading' } });
+        expect(on.status).toBe(200);
+        try {
+          const res = await post({ model: kinds[0]!.model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+          expect(res.status).toBe(503);
+          expect(res.headers.get('retry-after')).toBe('60');
+          expect(res.headers.get('request-id')).toBeTruthy();
+          expect(((await res.json()) as Json).error).toEqual({ type: 'overloaded_error', message: 'maintenance: Upgrading' });
+        } finally {
+          await call(`${s.url}/v1/admin/maintenance`, { token: s.adminToken, body: { enabled: false } });
+        }
+      });
+
       // Last: the upstream's 429 cools its channel down.
       it('an upstream 429 is answered as a rate_limit_error', async () => {
         const kind = kinds[0]!;

@@ -34,7 +34,8 @@ function sendAnthropicError(request: FastifyRequest, reply: FastifyReply, error:
   const known = appErrorOf(error);
   if (!(known instanceof AppError)) request.log.error({ err: error }, 'unhandled error');
   const { status, headers, body } = anthropicErrorAnswer(known, request.id);
-  return reply.code(status).headers(headers).send(body);
+  // Also when the server's own hooks refused the request before this plugin's could set it.
+  return reply.code(status).header('request-id', request.id).headers(headers).send(body);
 }
 
 /** The body reaches the gate as sent: it validates (and records refusals) itself. */
