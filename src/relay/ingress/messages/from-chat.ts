@@ -95,12 +95,10 @@ export class MessagesStreamTranslator implements StreamTranslator {
   private readonly callBlocks = new Map<number, number>();
   private stopReason: StopReason = 'end_turn';
   private usage: Usage | null = null;
-  private model: string;
+  /** The text after the last complete event of the previous push. */
   private pending = '';
 
-  constructor(model: string) {
-    this.model = model;
-  }
+  constructor(private model: string) {}
 
   push(sse: string): string {
     if (this.finished) return '';
@@ -121,12 +119,9 @@ export class MessagesStreamTranslator implements StreamTranslator {
   }
 
   private event(raw: string): string {
-    const data = raw
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.charCodeAt(5) === 32 ? 6 : 5))
-      .join('\n');
-    if (data === '') return '';
+    // The relay writes each event as `data: <payload>\n\n`: the payload is the rest (newlines included).
+    if (!raw.startsWith('data:')) return '';
+    const data = raw.slice(raw.charCodeAt(5) === 32 ? 6 : 5);
     if (data === '[DONE]') return this.done();
     let parsed: (ChatCompletionChunk & { error?: undefined }) | { error: { message?: unknown; code?: unknown; type?: unknown } };
     try {
@@ -160,7 +155,8 @@ export class MessagesStreamTranslator implements StreamTranslator {
   }
 
   private chunk(chunk: ChatCompletionChunk): string {
-    if (chunk.model) this.model = this.started ? this.model : chunk.model;
+    // message_start names the model the upstream reports in its first chunk.
+    if (!this.started && chunk.model) this.model = chunk.model;
     let out = this.start(chunk.id);
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices[0];

@@ -49,6 +49,8 @@ export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
 export const ThinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
 export const RedactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
 
+const KNOWN_BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
+
 /** Block types only Anthropic itself can take (server tools' calls and results, search results...). */
 const OtherBlock = z.looseObject({
   type: z
@@ -56,8 +58,6 @@ const OtherBlock = z.looseObject({
     .refine((type) => !KNOWN_BLOCK_TYPES.has(type), { message: 'invalid content block' })
     .describe('server tool blocks and others: anthropic channels only'),
 });
-
-const KNOWN_BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 
 export const ContentBlock = z.union([TextBlock, ImageBlock, DocumentBlock, ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, OtherBlock]);
 export type ContentBlock = z.infer<typeof ContentBlock>;
