@@ -488,6 +488,14 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         expect(events[0]!.status).toBe(502);
       });
 
+      it('an anthropic upstream’s 400 reaches the client with its type and message', async () => {
+        if (!fakes.has('anthropic')) return;
+        fakes.get('anthropic')!.mode = { kind: 'error', status: 400, message: 'messages.0.content: something the upstream refuses' };
+        const res = await post({ model: 'anthropic-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as Json).error).toEqual({ type: 'invalid_request_error', message: 'messages.0.content: something the upstream refuses' });
+      });
+
       it('maintenance: 503 overloaded_error with retry-after', async () => {
         const on = await call(`${s.url}/v1/admin/maintenance`, { token: s.adminToken, body: { enabled: true, message: 'Upgrading' } });
         expect(on.status).toBe(200);

@@ -102,6 +102,8 @@ describe('errors in Anthropic shape', () => {
     });
     expect(anthropicErrorAnswer(new BadRequestError('model: Field required'), 'r').body.error.message).toBe('model: Field required');
     expect(anthropicErrorAnswer(new UnauthorizedError(), 'r').body.error).toEqual({ type: 'authentication_error', message: 'unauthorized' });
+    // An anthropic upstream's 400, as the relay classifies it: its type is the code.
+    expect(anthropicErrorAnswer(new AppError(400, 'invalid_request_error', 'invalid_request_error', 'messages: bad'), 'r').body.error).toEqual({ type: 'invalid_request_error', message: 'messages: bad' });
     expect(anthropicErrorAnswer(new Error('db password wrong'), 'r')).toEqual({ status: 500, headers: {}, body: { type: 'error', error: { type: 'api_error', message: 'internal server error' }, request_id: 'r' } });
   });
 });

@@ -63,7 +63,9 @@ const GENERIC_CODES: ReadonlySet<string> = new Set(['invalid_request', 'unauthor
 /** An error as Anthropic's API would answer it; anything that is no AppError is a 500 that reveals nothing. */
 export function anthropicErrorAnswer(error: unknown, requestId: string): AnthropicErrorAnswer {
   if (!(error instanceof AppError)) return { status: 500, headers: {}, body: anthropicErrorBody('api_error', 'internal server error', requestId) };
-  const named = GENERIC_CODES.has(error.code) || error.message.startsWith(error.code);
+  const type = anthropicErrorType(error.status, error.code);
+  // An anthropic upstream's own refusal carries its type as the code: nothing to add then.
+  const named = GENERIC_CODES.has(error.code) || error.code === type || error.message.startsWith(error.code);
   const message = named ? error.message : `${error.code}: ${error.message}`;
-  return { status: error.status, headers: error.headers, body: anthropicErrorBody(anthropicErrorType(error.status, error.code), message, requestId) };
+  return { status: error.status, headers: error.headers, body: anthropicErrorBody(type, message, requestId) };
 }
