@@ -34,6 +34,13 @@ describe('Messages request validation', () => {
     expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [], tool_choice: { type: 'sometimes' } }).error!.param).toBe('tool_choice.type');
   });
 
+  it('refuses a block of a known type without its fields (here, and inside a tool result)', () => {
+    expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'text' }] }] }).error!.param).toMatch(/^messages\.0\.content\.0/);
+    const inResult = parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', txt: 'x' }] }] }] });
+    expect(inResult.error!.status).toBe(400);
+    expect(parseMessagesRequest({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'search_result', source: 's', title: 't', content: [] }] }] }).error).toBeUndefined();
+  });
+
   it('accepts what Claude Code sends (cache_control, metadata, thinking, output_config, context_management)', () => {
     const parsed = parseMessagesRequest({
       model: 'm',

@@ -37,18 +37,7 @@ export type DocumentBlock = z.infer<typeof DocumentBlock>;
 export const ToolUseBlock = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()), cache_control: cacheControl });
 export type ToolUseBlock = z.infer<typeof ToolUseBlock>;
 
-export const ToolResultBlock = z.looseObject({
-  type: z.literal('tool_result'),
-  tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(z.union([TextBlock, ImageBlock, DocumentBlock, z.looseObject({ type: z.string() })]))]).optional(),
-  is_error: z.boolean().optional(),
-  cache_control: cacheControl,
-});
-export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
-
-export const ThinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
-export const RedactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
-
+/** The block types this file describes: a block of one of them must have its shape. */
 const KNOWN_BLOCK_TYPES = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 
 /** Block types only Anthropic itself can take (server tools' calls and results, search results...). */
@@ -58,6 +47,18 @@ const OtherBlock = z.looseObject({
     .refine((type) => !KNOWN_BLOCK_TYPES.has(type), { message: 'invalid content block' })
     .describe('server tool blocks and others: anthropic channels only'),
 });
+
+export const ToolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.union([TextBlock, ImageBlock, DocumentBlock, OtherBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
+
+export const ThinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+export const RedactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
 
 export const ContentBlock = z.union([TextBlock, ImageBlock, DocumentBlock, ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, OtherBlock]);
 export type ContentBlock = z.infer<typeof ContentBlock>;
