@@ -435,6 +435,7 @@ export class Relay {
       if (started && !response.closed) response.end();
     }
   }
+
   /**
    * A side request in a native format (Messages count_tokens) to the channel that would serve
    * `model` first, when its provider speaks `format`: one call, no retry, no health, no usage.
