@@ -110,7 +110,7 @@ function mediaTypeOf(contentType: string): string {
  * a body encoding the relay did not ask for (it sends no Accept-Encoding), or another media type
  * (a JSON body, an HTML page). Null when it is one (or says nothing of its type).
  */
-export function streamResponseFault(provider: Provider, headers: UpstreamHeaders): UpstreamFaultError | null {
+export function streamResponseFault(expected: string, headers: UpstreamHeaders): UpstreamFaultError | null {
   const encoding = header(headers, 'content-encoding');
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     return new UpstreamFaultError('the upstream answered the stream with an encoded (compressed) body the relay did not ask for');
@@ -118,10 +118,10 @@ export function streamResponseFault(provider: Provider, headers: UpstreamHeaders
   const contentType = header(headers, 'content-type');
   if (contentType === undefined || contentType.trim() === '') return null;
   const mediaType = mediaTypeOf(contentType);
-  if (mediaType === provider.streamMediaType) return null;
+  if (mediaType === expected) return null;
   // The upstream's value is named only when it is a plain media type (nothing else it sent is echoed).
   const named = mediaType.length <= 80 && MEDIA_TYPE.test(mediaType) ? mediaType : 'another media type';
-  return new UpstreamFaultError(`the upstream answered the stream with ${named} instead of ${provider.streamMediaType}`);
+  return new UpstreamFaultError(`the upstream answered the stream with ${named} instead of ${expected}`);
 }
 
 

@@ -19,7 +19,7 @@ import { relayDisabledError, routedModel, type BillingGate } from './access/bill
 import type { Callers, RelayCaller, ResolvedCaller } from './access/caller.js';
 import type { KeyGate } from './access/key-gate.js';
 import { HeldBackResponse } from './held-response.js';
-import type { Relay } from './relay.js';
+import type { GateBody, Relay, RelayExchange } from './relay.js';
 import { RequestUsage } from './request-usage.js';
 import type { ChatCompletionRequest } from './schema.js';
 import type { UsagePublisher } from './usage-publisher.js';
@@ -40,13 +40,21 @@ export type UsableModels = (resolved: ResolvedCaller) => (model: string) => bool
 
 export type Parsed<T> = { value: T; error?: undefined } | { value?: undefined; error: AppError };
 
-/** What one endpoint adds to the gate. */
-export interface Ingress {
+/**
+ * What one endpoint adds to the gate: how its body is prepared and validated, and how the
+ * admitted request is relayed (chat: as it is; other formats: converted, or natively).
+ */
+export interface Ingress<B extends GateBody = ChatCompletionRequest> {
   /** The body before validation (chat: the request's preset applied), or `Refused`; runs for every caller. */
   prepare(body: unknown, resolved: ResolvedCaller, usable: UsableModels): Prepared | Refused | Promise<Prepared | Refused>;
-  /** The relay's request, or the 400 naming what is wrong. */
-  parse(body: unknown): Parsed<ChatCompletionRequest>;
+  /** The request, or the 400 naming what is wrong. */
+  parse(body: unknown): Parsed<B>;
+  /** Relays the admitted request (it fills `exchange.usage`; the gate publishes it). */
+  relay(relay: Relay, exchange: RelayExchange<B>): Promise<void>;
 }
+
+/** Takes the body as it is (an ingress with nothing to prepare). */
+export const asSent = (body: unknown): Prepared => body;
 
 export const ModelList = z.object({
   object: z.literal('list'),
@@ -98,7 +106,7 @@ export class RelayGate {
    * answer) for the HTTP server to render; the usage event is published either way. The common
    * path (no preset, a cached caller) awaits nothing before the relay.
    */
-  async pass(ingress: Ingress, request: HttpRequestLike, response: RelayResponse, rawBody: unknown): Promise<void> {
+  async pass<B extends GateBody>(ingress: Ingress<B>, request: HttpRequestLike, response: RelayResponse, rawBody: unknown): Promise<void> {
     const resolving = this.deps.callers.resolve(request);
     const resolved = resolving instanceof Promise ? await resolving : resolving;
     const { caller, key } = resolved;
@@ -109,7 +117,7 @@ export class RelayGate {
       const body = this.validate(ingress, preparing instanceof Promise ? await preparing : preparing, key, usage);
       // The model to route: the key's alias resolved (the client's name is still the one reported).
       const model = key === null ? this.admitSession(caller, body) : await this.admitKey(request, held, caller, key, body, usage);
-      await this.deps.relay.complete({ requestId: request.id, tenantId: caller.tenantId, response: held, body, model, usage });
+      await ingress.relay(this.deps.relay, { requestId: request.id, tenantId: caller.tenantId, caller, request, response: held, body, model, usage });
     } catch (error) {
       usage.failed(error);
       throw error;
@@ -120,7 +128,7 @@ export class RelayGate {
   }
 
   /** The relay switch, the ingress's refusal, then validation; throws the refusal (recorded by `pass`). */
-  private validate(ingress: Ingress, prepared: Prepared | Refused, key: ActiveKey | null, usage: RequestUsage): ChatCompletionRequest {
+  private validate<B extends GateBody>(ingress: Ingress<B>, prepared: Prepared | Refused, key: ActiveKey | null, usage: RequestUsage): B {
     const refused = prepared instanceof Refused ? prepared : null;
     const preparedBody = refused === null ? prepared : refused.body;
     const asSent = (preparedBody ?? {}) as { model?: unknown; stream?: unknown };
@@ -136,7 +144,7 @@ export class RelayGate {
   }
 
   /** Session callers (the chat UI): credits / subscription, from memory (429 insufficient_quota). */
-  private admitSession(caller: RelayCaller, body: ChatCompletionRequest): string {
+  private admitSession(caller: RelayCaller, body: GateBody): string {
     this.deps.billing.admit(caller, routedModel(body.model, body));
     return body.model;
   }
@@ -146,7 +154,7 @@ export class RelayGate {
    * coverage from memory, then rate limits, concurrency and quota in one counters round trip).
    * The ticket settles real usage when the request ends.
    */
-  private async admitKey(request: HttpRequestLike, response: RelayResponse, caller: RelayCaller, key: ActiveKey, body: ChatCompletionRequest, usage: RequestUsage): Promise<string> {
+  private async admitKey(request: HttpRequestLike, response: RelayResponse, caller: RelayCaller, key: ActiveKey, body: GateBody, usage: RequestUsage): Promise<string> {
     const { keyGate, billing } = this.deps;
     const model = keyGate.resolveModel(key, body.model);
     // The request's own model_mapping may point an allowed name at another model: the key's rules

@@ -13,7 +13,7 @@ import { AttemptFailure, classifyException, classifyStatus, exhaustedWindowMs, s
 import type { ChannelHealth } from './channel-health.js';
 import { backoff, ClientGone } from './client-gone.js';
 import { PROVIDERS } from './providers/index.js';
-import type { Provider, ProviderContext, ResponseMeta } from './providers/provider.js';
+import type { NativeCodec, NativeRequest, Provider, ProviderContext, ResponseMeta, UpstreamRequest } from './providers/provider.js';
 import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
 import type { Candidate, Router } from './router.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
@@ -22,18 +22,46 @@ import { countPromptTokens, countTokens } from './tokens.js';
 import type { UpstreamHeaders, UpstreamPools, UpstreamResponse } from './upstream-pool.js';
 import type { HeldBackResponse } from './held-response.js';
 import type { RequestUsage } from './request-usage.js';
+import type { RelayCaller } from './access/caller.js';
+import type { HttpRequestLike } from '../http-exchange.js';
+import type { AnswerTranslation } from './translation.js';
 
-/** One admitted request, as the gate hands it to the relay. */
-export interface RelayExchange {
+/** Where the relay writes an answer: the gate's HeldBackResponse, or an ingress's wrapper of it. */
+export type AnswerWriter = Pick<HeldBackResponse, 'setHeader' | 'send' | 'start' | 'write' | 'writeLast' | 'drained' | 'end' | 'closed' | 'onClose' | 'offClose'>;
+
+/** What the gate reads of any ingress's request body (chat completions' fields by those names). */
+export interface GateBody {
+  readonly model: string;
+  readonly stream?: boolean | null;
+  readonly model_mapping?: ChatCompletionRequest['model_mapping'];
+  readonly max_tokens?: number | null;
+  readonly max_completion_tokens?: number | null;
+  readonly max_output_tokens?: number | null;
+  readonly n?: number | null;
+}
+
+/** One admitted request, as the gate hands it to its ingress (and the ingress to the relay). */
+export interface RelayExchange<B extends GateBody = ChatCompletionRequest> {
   readonly requestId: string;
   readonly tenantId: string;
+  readonly caller: RelayCaller;
+  /** The client's request (headers). */
+  readonly request: HttpRequestLike;
   /** Where the answer goes; its last bytes wait for the usage event (the gate releases them). */
-  readonly response: HeldBackResponse;
-  readonly body: ChatCompletionRequest;
+  readonly response: AnswerWriter;
+  readonly body: B;
   /** The model to route: the key's alias resolved (the client's own name is still the one reported). */
   readonly model: string;
   /** Filled here: channel, provider, tokens, status, time to first byte. */
   readonly usage: RequestUsage;
+}
+
+/** A chat request; from an ingress of another format, with how its answer is translated back. */
+export interface ChatExchange extends RelayExchange<ChatCompletionRequest> {
+  /** Converted answers are written through it (absent: chat completions as they are). */
+  readonly translation?: AnswerTranslation;
+  /** The client's own request, for channels whose provider speaks its format natively. */
+  readonly native?: NativeRequest;
 }
 
 export interface RelayDeps {
@@ -71,20 +99,45 @@ class LazyResponseMeta implements ResponseMeta {
 }
 
 /** One request inside the relay: the exchange, and what every attempt at it shares. */
-interface Exchange extends RelayExchange {
+export interface Exchange<B extends GateBody = ChatCompletionRequest> extends RelayExchange<B> {
   readonly meta: ResponseMeta;
   readonly gone: ClientGone;
 }
 
+type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native'>;
+
 /** One try at one channel. */
-interface Attempt {
+export interface Attempt {
   readonly candidate: Candidate;
   readonly provider: Provider;
   readonly ctx: ProviderContext;
   readonly upstream: UpstreamResponse;
 }
 
+/**
+ * What one kind of request (chat, embeddings) does at each attempt; the attempt loop (routing
+ * order, retries, backoff, health) is shared. Made once per relay: no per-request closure.
+ */
+export interface Operation<E extends Exchange<GateBody>> {
+  /** The upstream request for this channel (throws BadRequestError for a value it cannot take). */
+  request(exchange: E, provider: Provider, ctx: ProviderContext): UpstreamRequest;
+  /** The media type the upstream's answer must have when it streams; null when it answers whole. */
+  streamMediaType(exchange: E, provider: Provider): string | null;
+  /** Answers the client from a successful upstream response (throws AttemptFailure while nothing went out). */
+  answer(exchange: E, attempt: Attempt): Promise<void>;
+}
+
 export class Relay {
+  /** Chat completions, and the ingresses that relay through the chat format. */
+  private readonly chat: Operation<ChatAttemptExchange> = {
+    request: (exchange, provider, ctx) => {
+      const native = nativeCodec(exchange, provider);
+      return native === undefined ? provider.buildRequest(exchange.body, ctx) : native.buildRequest(exchange.native!, ctx);
+    },
+    streamMediaType: (exchange, provider) => (exchange.body.stream === true ? (nativeCodec(exchange, provider) ?? provider).streamMediaType : null),
+    answer: (exchange, attempt) => (exchange.body.stream === true ? this.pipeStream(exchange, attempt) : this.sendCompletion(exchange, attempt)),
+  };
+
   constructor(private readonly deps: RelayDeps) {}
 
   /** The models the tenant's channels serve (GET /v1/models). */
@@ -93,22 +146,38 @@ export class Relay {
   }
 
   /** Routes, calls upstream (retrying on the next channel), answers, and fills the usage. */
-  async complete(exchange: RelayExchange): Promise<void> {
-    const { body: input, usage, response } = exchange;
+  complete(exchange: ChatExchange): Promise<void> {
+    const input = exchange.body;
+    // A translated stream needs the usage in its last chunk (Anthropic's message_delta, Responses' response.completed).
+    const body = exchange.translation !== undefined && input.stream === true && input.stream_options?.include_usage !== true ? { ...input, stream_options: { include_usage: true } } : input;
+    return this.run<ChatCompletionRequest, ChatAttemptExchange>(exchange, body, this.chat, chatMeta);
+  }
+
+  /**
+   * The steps every operation shares: request mapping, routing, the attempt loop, and the
+   * client-gone bookkeeping. `meta` makes the answer's identity once the request is routable.
+   */
+  private async run<B extends GateBody, E extends Exchange<B>>(
+    exchange: RelayExchange<B> & Omit<E, keyof Exchange<B>>,
+    input: B,
+    operation: Operation<E>,
+    meta: (exchange: RelayExchange<B>, body: B) => ResponseMeta,
+    serves?: (provider: Provider) => boolean,
+  ): Promise<void> {
+    const { usage, response } = exchange;
     // Client gone: stop the upstream request too.
     const gone = new ClientGone();
     const onClose = () => gone.abort(new Error('client disconnected'));
     response.onClose(onClose);
     try {
-      const { body, model, providers } = this.applyRequestMapping(exchange.model === input.model ? input : { ...input, model: exchange.model });
+      const { body, model, providers } = applyRequestMapping(exchange.model === input.model ? input : { ...input, model: exchange.model });
       usage.data.model_routed = model; // billing prices the request by it
-      const candidates = this.deps.router.candidates({ tenantId: exchange.tenantId, model, providers });
+      let candidates = this.deps.router.candidates({ tenantId: exchange.tenantId, model, providers });
+      if (serves !== undefined) candidates = candidates.filter((c) => serves(PROVIDERS[c.channel.type]));
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
-      const created = Math.floor(usage.startedAt.getTime() / 1000);
-      const meta = new LazyResponseMeta(created, input.model, input.stream_options?.include_usage === true);
-      await this.attempt({ requestId: exchange.requestId, tenantId: exchange.tenantId, response, body, model, usage, meta, gone }, candidates);
+      await this.attempt({ ...exchange, body, model, meta: meta(exchange, body), gone } as E, candidates, operation);
     } finally {
       response.offClose(onClose);
       if (gone.aborted && usage.data.error_code === null) {
@@ -118,35 +187,12 @@ export class Relay {
     }
   }
 
-  /** The request's own aliases and provider order (Switchyard extensions). */
-  private applyRequestMapping(input: ChatCompletionRequest): { body: ChatCompletionRequest; model: string; providers: readonly string[] } {
-    // Most requests use neither extension: nothing to build.
-    if (input.model_mapping === undefined && input.provider_config === undefined) return { body: input, model: input.model, providers: NO_PROVIDERS };
-    let body = input;
-    let model = input.model;
-    const providers: string[] = [];
-    const alias = ownValue(input.model_mapping, input.model);
-    if (alias) {
-      model = alias.actual_model;
-      if (alias.provider) providers.push(alias.provider);
-      // The alias's parameters fill what the request itself left unset.
-      const temperature = alias.parameters?.temperature;
-      if (temperature !== undefined && (input.temperature === undefined || input.temperature === null)) body = { ...body, temperature };
-    }
-    const config = input.provider_config;
-    if (config) {
-      if (config.primary) providers.push(config.primary);
-      providers.push(...(config.fallback ?? []));
-    }
-    return { body, model, providers };
-  }
-
-  private maxAttempts(body: ChatCompletionRequest): number {
+  private maxAttempts(body: GateBody & { provider_config?: ChatCompletionRequest['provider_config'] }): number {
     return body.provider_config?.retry_strategy === 'none' ? 1 : 1 + this.deps.settings.maxRetries;
   }
 
   /** Tries the candidates in turn (with backoff) until one answers or a failure is final. */
-  private async attempt(exchange: Exchange, candidates: Candidate[]): Promise<void> {
+  private async attempt<E extends Exchange<GateBody>>(exchange: E, candidates: Candidate[], operation: Operation<E>): Promise<void> {
     const { settings, health } = this.deps;
     const { body, gone, requestId } = exchange;
     const usage = exchange.usage.data;
@@ -164,7 +210,7 @@ export class Relay {
       usage.model_served = candidate.upstreamModel;
 
       // A value this provider cannot take is the client's to fix: 400, no retry.
-      const upstreamRequest = provider.buildRequest(body, ctx);
+      const upstreamRequest = operation.request(exchange, provider, ctx);
       let upstream: UpstreamResponse;
       try {
         upstream = await this.deps.pools.request(upstreamRequest, gone);
@@ -187,7 +233,8 @@ export class Relay {
       }
 
       this.noteRateLimitHeaders(candidate, upstream.headers, requestId);
-      const notAStream = body.stream === true ? streamResponseFault(provider, upstream.headers) : null;
+      const mediaType = operation.streamMediaType(exchange, provider);
+      const notAStream = mediaType === null ? null : streamResponseFault(mediaType, upstream.headers);
       try {
         if (notAStream !== null) {
           upstream.body.destroy();
@@ -195,9 +242,7 @@ export class Relay {
           throw new AttemptFailure(notAStream, true, true);
         }
         health.success(candidate.channel, requestId);
-        const attempt: Attempt = { candidate, provider, ctx, upstream };
-        if (body.stream === true) await this.pipeStream(exchange, attempt);
-        else await this.sendCompletion(exchange, attempt);
+        await operation.answer(exchange, { candidate, provider, ctx, upstream });
         return;
       } catch (error) {
         // Failures of the answer before any byte reached the client: like a failed call.
@@ -222,31 +267,53 @@ export class Relay {
     if (wait !== null) this.deps.health.rateLimited(candidate.channel, wait, requestId);
   }
 
-  private async sendCompletion({ response, body, meta, usage, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {
-    let text: string;
+  /** The upstream's whole body as text (a failure to read it is the attempt's). */
+  private async readBody({ requestId }: Exchange<GateBody>, { upstream, ctx }: Attempt): Promise<string> {
     try {
-      text = await upstream.body.text();
+      return await upstream.body.text();
     } catch (error) {
       this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream body could not be read');
       throw classifyException(error);
     }
-    let completion: ChatCompletion;
+  }
+
+  /**
+   * Runs a conversion of the upstream's answer: a provider's own 502 is written for callers;
+   * anything else (a conversion that met a shape it did not expect) is logged and answered in
+   * general terms. Either way the attempt failed (another channel may answer).
+   */
+  private convert<T>({ requestId }: Exchange<GateBody>, { ctx }: Attempt, conversion: () => T): T {
     try {
-      completion = provider.parseResponse(text, ctx, meta);
+      return conversion();
     } catch (error) {
-      // A provider's own 502 is written for callers; anything else (a conversion that met a shape
-      // it did not expect) is logged and answered in general terms.
       if (error instanceof UpstreamFaultError) throw new AttemptFailure(error, true, true);
       this.deps.logger.warn({ err: error, request_id: requestId, channel: ctx.channel.id }, 'upstream response could not be converted');
       throw new AttemptFailure(new UpstreamFaultError('the upstream sent a response that could not be read'), true, true);
     }
-    completion.usage = fillUsage(usage.data, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
-    response.send(200, JSON_CONTENT, JSON.stringify(completion));
   }
 
-  private async pipeStream({ response, body, meta, usage: record, requestId }: Exchange, { upstream, provider, ctx }: Attempt) {
+  private async sendCompletion(exchange: ChatAttemptExchange, attempt: Attempt) {
+    const { response, body, meta, usage, translation } = exchange;
+    const { provider, ctx } = attempt;
+    const text = await this.readBody(exchange, attempt);
+    const native = nativeCodec(exchange, provider);
+    if (native !== undefined) {
+      const answer = this.convert(exchange, attempt, () => native.readAnswer(text, ctx));
+      fillUsage(usage.data, answer.usage, body, answer.completionText);
+      response.send(200, JSON_CONTENT, answer.body);
+      return;
+    }
+    const completion: ChatCompletion = this.convert(exchange, attempt, () => provider.parseResponse(text, ctx, meta));
+    completion.usage = fillUsage(usage.data, completion.usage, body, () => completion.choices.map((c) => c.message.content ?? '').join(''));
+    response.send(200, JSON_CONTENT, translation === undefined ? JSON.stringify(completion) : translation.completion(completion));
+  }
+
+  private async pipeStream(exchange: ChatAttemptExchange, { upstream, provider, ctx }: Attempt) {
+    const { response, body, meta, usage: record, requestId } = exchange;
     const usage = record.data;
-    const converter = provider.createStreamConverter(ctx, meta, this.deps.settings.maxEventBytes);
+    const native = nativeCodec(exchange, provider);
+    const converter = native === undefined ? provider.createStreamConverter(ctx, meta, this.deps.settings.maxEventBytes) : native.createStreamConverter(ctx, this.deps.settings.maxEventBytes);
+    const translator = native === undefined && exchange.translation !== undefined ? exchange.translation.stream() : null;
     // The response starts with the first converted bytes: until then a failure can still be a
     // plain JSON error (and another channel may be tried).
     let started = false;
@@ -257,13 +324,15 @@ export class Relay {
       }
       if (usage.ttft_ms === null) usage.ttft_ms = record.elapsedMs();
     };
-    const write = async (text: string) => {
+    const write = async (converted: string) => {
+      const text = translator === null || !converted ? converted : translator.push(converted);
       if (!text || response.closed) return;
       begin();
       if (!response.write(text)) await response.drained();
     };
     // The final text (with its [DONE]) is held until the usage event is durable.
-    const writeLast = (text: string) => {
+    const writeLast = (converted: string) => {
+      const text = translator === null || !converted ? converted : translator.push(converted);
       if (!text || response.closed) return;
       begin();
       response.writeLast(text);
@@ -304,11 +373,45 @@ export class Relay {
       usage.error_code = code;
       this.deps.health.failure(ctx.channel, fault?.message ?? 'upstream stream interrupted', requestId);
       const message = fault?.message ?? 'the upstream stream was interrupted';
-      writeLast(sseData({ error: { message, type: 'upstream_error', code, param: null } }) + SSE_DONE);
+      if (native !== undefined) writeLast(native.errorEvent(message, code));
+      else writeLast(sseData({ error: { message, type: 'upstream_error', code, param: null } }) + SSE_DONE);
     } finally {
       if (started && !response.closed) response.end();
     }
   }
+}
+
+/** A chat answer's identity: the client's model name, the time it entered the gate. */
+function chatMeta(exchange: RelayExchange, body: ChatCompletionRequest): ResponseMeta {
+  return new LazyResponseMeta(Math.floor(exchange.usage.startedAt.getTime() / 1000), exchange.body.model, body.stream_options?.include_usage === true);
+}
+
+/** The codec of the provider for the request's native format, when it speaks it. */
+function nativeCodec(exchange: Pick<ChatExchange, 'native'>, provider: Provider): NativeCodec | undefined {
+  return exchange.native === undefined ? undefined : provider.native?.[exchange.native.format];
+}
+
+/** The request's own aliases and provider order (Switchyard extensions). */
+function applyRequestMapping<B extends GateBody & { provider_config?: ChatCompletionRequest['provider_config']; temperature?: number | null }>(input: B): { body: B; model: string; providers: readonly string[] } {
+  // Most requests use neither extension: nothing to build.
+  if (input.model_mapping === undefined && input.provider_config === undefined) return { body: input, model: input.model, providers: NO_PROVIDERS };
+  let body = input;
+  let model = input.model;
+  const providers: string[] = [];
+  const alias = ownValue(input.model_mapping, input.model);
+  if (alias) {
+    model = alias.actual_model;
+    if (alias.provider) providers.push(alias.provider);
+    // The alias's parameters fill what the request itself left unset.
+    const temperature = alias.parameters?.temperature;
+    if (temperature !== undefined && (input.temperature === undefined || input.temperature === null)) body = { ...body, temperature };
+  }
+  const config = input.provider_config;
+  if (config) {
+    if (config.primary) providers.push(config.primary);
+    providers.push(...(config.fallback ?? []));
+  }
+  return { body, model, providers };
 }
 
 const clientDisconnected = () => new AppError(499, 'invalid_request_error', 'client_disconnected', 'client disconnected');

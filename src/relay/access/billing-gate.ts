@@ -20,7 +20,7 @@ export interface BillingCaller {
 }
 
 /** The model a request will be routed and priced by: the key's alias resolved, then the request's own model_mapping. */
-export function routedModel(model: string, body: Pick<ChatCompletionRequest, 'model_mapping'>): string {
+export function routedModel(model: string, body: { readonly model_mapping?: ChatCompletionRequest['model_mapping'] }): string {
   return ownValue(body.model_mapping, model)?.actual_model ?? model;
 }
 

@@ -1,5 +1,6 @@
 /**
- * Who is calling the relay: an API key (`Bearer sk-...`, from the in-memory key directory: 401
+ * Who is calling the relay: an API key (`Bearer sk-...`, or `x-api-key: sk-...` as Anthropic's
+ * clients send it; from the in-memory key directory: 401
  * unauthorized / key_expired) or a signed-in user (access token or session cookie, with the
  * permission chat:use). Nothing here is specific to one endpoint.
  */
@@ -47,6 +48,12 @@ export class Callers {
     const header = request.headers.authorization;
     if (typeof header === 'string' && header.startsWith(BEARER_KEY)) {
       const key = this.keyGate.authenticate(header.slice(7).trim(), this.keys());
+      return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
+    }
+    // Anthropic's clients send the key as `x-api-key` (only when there is no Authorization header).
+    const apiKey = header === undefined ? request.headers['x-api-key'] : undefined;
+    if (typeof apiKey === 'string' && apiKey.startsWith(KEY_PREFIX)) {
+      const key = this.keyGate.authenticate(apiKey.trim(), this.keys());
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
     const principal = principalNow(request, this.tokens);

@@ -13,7 +13,7 @@ import type { Logger } from '../../logger.js';
 import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/counters.js';
 import type { UsageData } from '../../commands/usage/events.js';
 import type { ActiveKey, KeyDirectory } from '../../views/keys.js';
-import type { ChatCompletionRequest } from '../schema.js';
+import type { GateBody } from '../relay.js';
 import { ownValue } from '../../own.js';
 import { clientIp } from './client-ip.js';
 import type { GeoLocator } from './geo.js';
@@ -51,8 +51,8 @@ const HOUR = 3_600_000;
  * - completion: the client's `max_completion_tokens` / `max_tokens`, but never less than
  *   `minCompletion` (QUOTA_RESERVE_COMPLETION_TOKENS), times the number of choices `n`.
  */
-export function reservationTokens(body: ChatCompletionRequest, minCompletion: number): { prompt: number; completion: number } {
-  const requested = body.max_completion_tokens ?? body.max_tokens ?? 0;
+export function reservationTokens(body: GateBody, minCompletion: number): { prompt: number; completion: number } {
+  const requested = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? 0;
   return { prompt: Buffer.byteLength(JSON.stringify(body)), completion: Math.max(requested, minCompletion) * (body.n ?? 1) };
 }
 
@@ -108,7 +108,7 @@ export class KeyGate {
   }
 
   /** Rate limits, concurrency and quota in one atomic counters call. */
-  async admit(key: ActiveKey, model: string, body: ChatCompletionRequest): Promise<KeyTicket> {
+  async admit(key: ActiveKey, model: string, body: GateBody): Promise<KeyTicket> {
     const limits = key.policy.rate_limits;
     const id = key.id;
     const windows: AdmissionRequest['windows'] = [];

@@ -104,6 +104,7 @@ export function chatCompletionsIngress(db: ReadModelDb): Ingress {
       return withPreset(db, body, body.preset_id, resolved, usable);
     },
     parse: parseChatRequest,
+    relay: (relay, exchange) => relay.complete(exchange),
   };
 }
 

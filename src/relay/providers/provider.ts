@@ -81,4 +81,42 @@ export interface Provider {
   parseError(status: number, body: string): UpstreamError;
   /** The cheapest real request that proves the channel works (channel test, health probes). */
   probeRequest(ctx: ProviderContext): UpstreamRequest;
+  /** Ingress formats this kind speaks itself: such requests reach it as the client sent them. */
+  readonly native?: Partial<Record<NativeFormat, NativeCodec>>;
+}
+
+/** Request formats besides chat completions that some upstreams speak natively. */
+export type NativeFormat = 'anthropic-messages' | 'openai-responses';
+
+/** A client's request in an ingress's own format, for a channel that takes it as it is. */
+export interface NativeRequest {
+  readonly format: NativeFormat;
+  /** The body as the client sent it (validated); the codec replaces the model. */
+  readonly body: Record<string, unknown>;
+  /** Headers of the client's that the upstream should see (e.g. anthropic-version, anthropic-beta). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A whole native answer: passed to the client as it is; usage read out of it. */
+export interface NativeAnswer {
+  body: string;
+  usage: Usage | null;
+  /** The generated text (tokens are counted from it when the upstream reports no usage). */
+  completionText: string;
+}
+
+/**
+ * A pass-through for one native format: no conversion either way, only what the relay records
+ * (usage, errors) is read out of the answer.
+ */
+export interface NativeCodec {
+  /** The upstream request: the client's body with the upstream model, the channel's credentials. */
+  buildRequest(request: NativeRequest, ctx: ProviderContext): UpstreamRequest;
+  /** A whole answer (throws UpstreamFaultError when it is not what the upstream's API sends). */
+  readAnswer(text: string, ctx: ProviderContext): NativeAnswer;
+  /** The upstream's events as text, unchanged (whole events); reads usage and errors for `outcome()`; `end()` adds nothing of its own. */
+  createStreamConverter(ctx: ProviderContext, maxEventSize?: number): StreamConverter;
+  /** An in-stream error event in the format, for a stream cut off after bytes went out. */
+  errorEvent(message: string, code: string): string;
+  readonly streamMediaType: string;
 }
