@@ -32,11 +32,9 @@ export function textOfResponse(response: unknown): string {
 }
 
 function upstreamBody(request: NativeRequest, model: string): string {
-  const body: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(request.body)) if (key !== 'previous_response_id' && key !== '__proto__') body[key] = value;
-  body.model = model;
-  body.store = false;
-  return JSON.stringify(body);
+  // fromEntries defines own properties (a `__proto__` key stays a plain field).
+  const body = Object.fromEntries(Object.entries(request.body).filter(([key]) => key !== 'previous_response_id' && key !== 'model' && key !== 'store'));
+  return JSON.stringify({ model, ...body, store: false });
 }
 
 function openAiRequest(request: NativeRequest, ctx: ProviderContext): UpstreamRequest {
@@ -107,11 +105,20 @@ export function createResponsesStreamReader(maxEventSize?: number): StreamConver
   };
 }
 
+/**
+ * The Responses API's in-stream `error` event, for a stream cut off after bytes went out. Its
+ * `sequence_number` would be the upstream's next one, which the codec does not know: left out.
+ */
+export function responsesErrorEvent(message: string, code: string): string {
+  return `event: error\ndata: ${JSON.stringify({ type: 'error', code, message, param: null })}\n\n`;
+}
+
 function codec(buildRequest: (request: NativeRequest, ctx: ProviderContext) => UpstreamRequest): NativeCodec {
   return {
     buildRequest,
     readAnswer: (text) => readAnswer(text),
     createStreamConverter: (_ctx, maxEventSize) => createResponsesStreamReader(maxEventSize),
+    errorEvent: responsesErrorEvent,
     streamMediaType: 'text/event-stream',
   };
 }
