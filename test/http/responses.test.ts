@@ -273,19 +273,22 @@ describe('the Responses API (embedded)', () => {
 const services = inject('services');
 const urls = inject('serviceUrls');
 
-describe.skipIf(!(services.nats && services.mysql && services.redis))('the Responses API on two instances (NATS + MariaDB + Redis)', () => {
+describe.each(['mysql', 'postgres'] as const)('the Responses API on two instances (NATS + %s + Redis)', (dialect) => {
+  const enabled = services.nats && services[dialect] && services.redis;
   const suffix = uniqueSuffix();
   const stream = `SYTEST_RESP_${suffix}`;
-  const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
+  const { config: db, cleanup: dropDatabase } = readModelConfig(dialect, urls);
   const redis = new URL(urls.redis);
+  const server = db.kind === 'sqlite' ? null : db;
   const env = {
     NATS_URL: urls.nats,
     NATS_STREAM: stream,
-    SQLDB_HOST: db.kind === 'mysql' ? db.host : '',
-    SQLDB_PORT: db.kind === 'mysql' ? String(db.port) : '',
-    SQLDB_USER: db.kind === 'mysql' ? db.user : '',
-    SQLDB_PASSWORD: db.kind === 'mysql' ? db.password : '',
-    SQLDB_NAME: db.kind === 'mysql' ? db.database : '',
+    SQLDB_DIALECT: dialect,
+    SQLDB_HOST: server?.host ?? '',
+    SQLDB_PORT: String(server?.port ?? ''),
+    SQLDB_USER: server?.user ?? '',
+    SQLDB_PASSWORD: server?.password ?? '',
+    SQLDB_NAME: server?.database ?? '',
     CACHE_HOST: redis.hostname,
     CACHE_PORT: redis.port || '6379',
     CACHE_PREFIX: `sytest:${suffix}:`,
@@ -298,6 +301,7 @@ describe.skipIf(!(services.nats && services.mysql && services.redis))('the Respo
   let anthropic: FakeUpstream;
 
   beforeAll(async () => {
+    if (!enabled) return;
     [openai, anthropic] = await Promise.all([startOpenAiFake(), startAnthropicFake()]);
     a = await startApp(env);
     b = await startApp(env);
@@ -305,6 +309,7 @@ describe.skipIf(!(services.nats && services.mysql && services.redis))('the Respo
     await createChannel(a, { type: 'anthropic', name: 'anthropic-ch', base_url: anthropic.baseUrl, models: ['anthropic-model'] });
   });
   afterAll(async () => {
+    if (!enabled) return;
     await a?.close();
     await b?.close();
     await dropDatabase();
@@ -314,7 +319,7 @@ describe.skipIf(!(services.nats && services.mysql && services.redis))('the Respo
     await Promise.all([openai?.close(), anthropic?.close()]);
   });
 
-  it.each(['openai-model', 'anthropic-model'])('stores on one instance, retrieves and chains on the other at once (%s)', async (model) => {
+  it.skipIf(!enabled).each(['openai-model', 'anthropic-model'])('stores on one instance, retrieves and chains on the other at once (%s)', async (model) => {
     // B serves the channels once its directory has them (they came through the bus).
     await expect.poll(async () => (await call(`${b.url}/v1/models`, { token: b.userToken })).json?.data?.length ?? 0).toBe(2);
     const first = await sdk(a, a.userToken).responses.create({ model, input: 'remember me' });
