@@ -231,6 +231,22 @@ describe('the Responses API (embedded)', () => {
     await expect(sdk(s).responses.create({ model: 'openai-model', input: 'x', tools: [{ type: 'web_search' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 
+  it('treats Object.prototype names as any unknown name: model, ids, metadata keys', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const model = await call(`${s.url}/v1/responses`, { token: s.userToken, body: { model: name, input: 'x' } });
+      expect(model.json.error.code).toBe('no_available_channels');
+      const chained = await call(`${s.url}/v1/responses`, { token: s.userToken, body: { model: 'openai-model', input: 'x', previous_response_id: name } });
+      expect(chained.json.error.code).toBe('previous_response_not_found');
+      expect((await call(`${s.url}/v1/responses/${encodeURIComponent(name)}`, { token: s.userToken })).status).toBe(404);
+    }
+    const created = await sdk(s).responses.create({ model: 'gemini-model', input: 'meta', metadata: { constructor: 'y', toString: 'z' } });
+    const stored = await call(`${s.url}/v1/responses/${created.id}`, { token: s.userToken });
+    expect(JSON.parse(stored.text).metadata).toEqual({ constructor: 'y', toString: 'z' });
+    // A `__proto__` key is refused by the API's JSON parser before anything reads it.
+    const proto = await call(`${s.url}/v1/responses`, { token: s.userToken, body: '{"model":"gemini-model","input":"x","metadata":{"__proto__":"x"}}' });
+    expect(proto.json.error.code).toBe('invalid_json');
+  });
+
   it('maps text.format json_schema to response_format, and max_output_tokens, on converted kinds', async () => {
     await sdk(s).responses.create({
       model: 'ollama-model',
