@@ -231,6 +231,15 @@ describe('the Responses API (embedded)', () => {
     await expect(sdk(s).responses.create({ model: 'openai-model', input: 'x', tools: [{ type: 'web_search' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 
+  it('documents the endpoints in the OpenAPI document', async () => {
+    const doc = (await call(`${s.url}/openapi.json`)).json;
+    expect(Object.keys(doc.paths['/v1/responses'])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/v1/responses/{id}']).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths['/v1/responses/{id}/input_items'])).toEqual(['get']);
+    const body = doc.paths['/v1/responses'].post.requestBody.content['application/json'].schema;
+    expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['model', 'input', 'instructions', 'tools', 'store', 'previous_response_id', 'max_output_tokens', 'text']));
+  });
+
   it('treats Object.prototype names as any unknown name: model, ids, metadata keys', async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
       const model = await call(`${s.url}/v1/responses`, { token: s.userToken, body: { model: name, input: 'x' } });
