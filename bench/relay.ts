@@ -86,6 +86,7 @@ const { values: args } = parseArgs({
     'node-args': { type: 'string', default: '' },
     compare: { type: 'string' },
     rounds: { type: 'string', default: '8' },
+    endpoints: { type: 'string', default: 'chat' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -116,6 +117,9 @@ if (args.help) {
                         environment overrides: name=DIR:VAR=value[:VAR=value], e.g.
                         --compare lean=.:RELAY_HTTP_SERVER=lean,node=.:RELAY_HTTP_SERVER=node
                         With --stream-requests N, each turn also times N sequential streaming requests.
+  --endpoints LIST      with --compare: the ingresses each build is loaded on, each a side of its own
+                        (default chat; any of chat,messages,responses,embeddings), e.g. what the
+                        Messages ingress's conversion costs next to chat completions on one build
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
 }
@@ -165,16 +169,57 @@ const STREAM_REST = Buffer.from(
 );
 const STREAM_MARKER = Buffer.from('"stream":true');
 
+/** The embeddings answer: 256 dimensions of one input, as OpenAI sends them. */
+const EMBEDDING = Buffer.from(
+  JSON.stringify({
+    object: 'list',
+    data: [{ object: 'embedding', index: 0, embedding: Array.from({ length: 256 }, (_, i) => Math.sin(i) / 16) }],
+    model: MODEL,
+    usage: { prompt_tokens: 8, total_tokens: 8 },
+  }),
+);
+
+/** A Responses API answer (the openai channel serves /v1/responses natively). */
+const RESPONSE_OBJECT = {
+  id: 'resp_bench000000000000',
+  object: 'response',
+  created_at: CREATED,
+  status: 'completed',
+  model: MODEL,
+  output: [{ id: 'msg_bench0000', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello! This is a fixed answer from the benchmark upstream.', annotations: [] }] }],
+  usage: { input_tokens: 14, output_tokens: 12, total_tokens: 26, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+};
+const RESPONSE = Buffer.from(JSON.stringify(RESPONSE_OBJECT));
+const RESPONSE_STREAM = Buffer.from(
+  [
+    { type: 'response.created', sequence_number: 0, response: { ...RESPONSE_OBJECT, status: 'in_progress', output: [], usage: null } },
+    { type: 'response.output_text.delta', sequence_number: 1, item_id: 'msg_bench0000', output_index: 0, content_index: 0, delta: 'Hello! ' },
+    { type: 'response.output_text.delta', sequence_number: 2, item_id: 'msg_bench0000', output_index: 0, content_index: 0, delta: 'This is a fixed streamed answer.' },
+    { type: 'response.completed', sequence_number: 3, response: RESPONSE_OBJECT },
+  ]
+    .map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
+    .join(''),
+);
+
 async function runFake(gapMs: number) {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
+      const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      if (req.method === 'POST' && req.url === '/v1/embeddings') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': EMBEDDING.length }).end(EMBEDDING);
+        return;
+      }
+      if (req.method === 'POST' && req.url === '/v1/responses') {
+        if (!body.includes(STREAM_MARKER)) res.writeHead(200, { 'content-type': 'application/json', 'content-length': RESPONSE.length }).end(RESPONSE);
+        else res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).end(RESPONSE_STREAM);
+        return;
+      }
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
         return;
       }
-      const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
       if (!body.includes(STREAM_MARKER)) {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': COMPLETION.length }).end(COMPLETION);
         return;
@@ -569,7 +614,30 @@ interface Target {
   name: 'direct' | 'floor' | 'lean' | 'relay';
   url: string;
   headers: Record<string, string>;
+  /** The request body (default: the chat completion request). */
+  body?: string;
+  /** The streaming request's body, and how its answer ends (none: the endpoint does not stream). */
+  stream?: { body: string; endsWith: string } | null;
 }
+
+/** What each ingress is loaded with in `--compare --endpoints`: the same conversation, in its format. */
+const ENDPOINTS: Record<string, { path: string; body: string; stream: { body: string; endsWith: string } | null }> = {
+  chat: { path: '/v1/chat/completions', body: REQUEST_BODY, stream: { body: STREAM_BODY, endsWith: 'data: [DONE]\n\n' } },
+  messages: {
+    path: '/v1/messages',
+    body: JSON.stringify({ model: MODEL, system: 'You are a helpful assistant.', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], temperature: 0.2, max_tokens: 64 }),
+    stream: {
+      body: JSON.stringify({ model: MODEL, system: 'You are a helpful assistant.', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], temperature: 0.2, max_tokens: 64, stream: true }),
+      endsWith: 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    },
+  },
+  responses: {
+    path: '/v1/responses',
+    body: JSON.stringify({ model: MODEL, instructions: 'You are a helpful assistant.', input: 'Say hello in one short sentence.', temperature: 0.2, max_output_tokens: 64, store: false }),
+    stream: { body: JSON.stringify({ model: MODEL, instructions: 'You are a helpful assistant.', input: 'Say hello in one short sentence.', temperature: 0.2, max_output_tokens: 64, store: false, stream: true }), endsWith: '\n\n' },
+  },
+  embeddings: { path: '/v1/embeddings', body: JSON.stringify({ model: MODEL, input: 'Say hello in one short sentence.' }), stream: null },
+};
 
 interface LoadResult {
   target: Target['name'];
@@ -596,7 +664,7 @@ async function load(target: Target, connections: number, seconds: number): Promi
     url: target.url,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...target.headers },
-    body: REQUEST_BODY,
+    body: target.body ?? REQUEST_BODY,
     connections,
     pipelining: 1,
     duration: seconds,
@@ -645,9 +713,9 @@ interface StreamSample {
 }
 
 /** One streaming request: ms from sending it to the first body byte, and to the end of the body. */
-async function streamOnce(client: Client, path: string, headers: Record<string, string>): Promise<StreamSample> {
+async function streamOnce(client: Client, path: string, headers: Record<string, string>, request = { body: STREAM_BODY, endsWith: 'data: [DONE]\n\n' }): Promise<StreamSample> {
   const started = performance.now();
-  const { statusCode, body } = await client.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: STREAM_BODY });
+  const { statusCode, body } = await client.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: request.body });
   let firstByte = NaN;
   let text = '';
   for await (const chunk of body) {
@@ -655,7 +723,7 @@ async function streamOnce(client: Client, path: string, headers: Record<string, 
     text += (chunk as Buffer).toString();
   }
   const total = performance.now() - started;
-  if (statusCode !== 200 || !text.endsWith('data: [DONE]\n\n')) throw new Error(`stream request to ${path} failed: ${statusCode} ${text.slice(0, 200)}`);
+  if (statusCode !== 200 || !text.endsWith(request.endsWith)) throw new Error(`stream request to ${path} failed: ${statusCode} ${text.slice(0, 200)}`);
   return { firstByte, total };
 }
 
@@ -849,13 +917,24 @@ async function compare(spec: string) {
   const rounds = Math.max(1, Math.round(nonNegative('rounds', args.rounds)));
   const streamRequests = args['stream-requests'] === undefined ? 0 : Math.round(nonNegative('stream-requests', args['stream-requests']));
   const builds = spec.split(',').map(parseSide);
+  const endpoints = (args.endpoints ?? 'chat').split(',').map((name) => {
+    const endpoint = ENDPOINTS[name];
+    if (endpoint === undefined || !Object.hasOwn(ENDPOINTS, name)) throw new Error(`--endpoints: unknown endpoint ${name} (${Object.keys(ENDPOINTS).join(', ')})`);
+    return { name, ...endpoint };
+  });
   const fake = await startHelper('fake', ['--stream-gap-ms', args['stream-gap-ms'] ?? '2']);
   const running: Array<{ name: string; sy: Switchyard; target: Target; serving: number[]; total: number[]; rps: number[]; firstByte: number[] }> = [];
+  const started: Switchyard[] = [];
   try {
     for (const { name, cli, env } of builds) {
       const sy = await startSwitchyard(cli, args.dir, undefined, env);
+      started.push(sy);
       const { adminToken, userToken } = await benchTokens(sy);
-      running.push({ name, sy, target: { name: 'relay', url: `${sy.url}/v1/chat/completions`, headers: { authorization: `Bearer ${userToken}` } }, serving: [], total: [], rps: [], firstByte: [] });
+      for (const endpoint of endpoints) {
+        const side = endpoints.length === 1 ? name : `${name} ${endpoint.name}`;
+        const target: Target = { name: 'relay', url: `${sy.url}${endpoint.path}`, headers: { authorization: `Bearer ${userToken}` }, body: endpoint.body, stream: endpoint.stream };
+        running.push({ name: side, sy, target, serving: [], total: [], rps: [], firstByte: [] });
+      }
       await createChannel(sy, fake.url, adminToken, userToken);
     }
     for (const build of running) await load(build.target, connections, nonNegative('warmup', args.warmup));
@@ -869,9 +948,11 @@ async function compare(spec: string) {
         build.serving.push(row.servingCpuMsPerRequest! * 1000);
         build.total.push(row.cpuMsPerRequest! * 1000);
         build.rps.push(row.rps);
-        if (streamRequests > 0) {
+        const streamRequest = build.target.stream;
+        if (streamRequests > 0 && streamRequest) {
           const samples: number[] = [];
-          for (let i = 0; i < streamRequests; i++) samples.push((await streamOnce(clients.get(build)!, '/v1/chat/completions', build.target.headers)).firstByte);
+          const path = new URL(build.target.url).pathname;
+          for (let i = 0; i < streamRequests; i++) samples.push((await streamOnce(clients.get(build)!, path, build.target.headers, streamRequest)).firstByte);
           build.firstByte.push(distribution(samples).p50);
           console.log(`round ${round + 1}, ${build.name}: streaming, sequential, ${streamRequests}: first byte p50 ${fmt(build.firstByte.at(-1)!)} ms`);
         }
@@ -889,7 +970,7 @@ async function compare(spec: string) {
     );
     for (const b of running) {
       console.log(
-        `| ${b.name} | ${Math.round(median(b.rps))} (${Math.round(Math.min(...b.rps))}–${Math.round(Math.max(...b.rps))}) | ${median(b.total).toFixed(0)} (${Math.min(...b.total).toFixed(0)}) | ${median(b.serving).toFixed(0)} (${Math.min(...b.serving).toFixed(0)}) |${stream ? ` ${fmt(median(b.firstByte))} |` : ''}`,
+        `| ${b.name} | ${Math.round(median(b.rps))} (${Math.round(Math.min(...b.rps))}–${Math.round(Math.max(...b.rps))}) | ${median(b.total).toFixed(0)} (${Math.min(...b.total).toFixed(0)}) | ${median(b.serving).toFixed(0)} (${Math.min(...b.serving).toFixed(0)}) |${stream ? ` ${b.firstByte.length > 0 ? fmt(median(b.firstByte)) : '–'} |` : ''}`,
       );
     }
     if (args.json) {
@@ -902,7 +983,7 @@ async function compare(spec: string) {
       console.log(`results written to ${file}`);
     }
   } finally {
-    for (const build of running) await build.sy.stop();
+    for (const sy of started) await sy.stop();
     fake.child.kill();
   }
 }

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { AppError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
-import type { ActiveKey } from '../views/keys.js';
+import { keyAllowsModel, type ActiveKey } from '../views/keys.js';
 import { relayDisabledError, routedModel, type BillingGate } from './access/billing-gate.js';
 import type { Callers, RelayCaller, ResolvedCaller } from './access/caller.js';
 import type { KeyGate } from './access/key-gate.js';
@@ -65,7 +65,7 @@ export type ModelList = z.infer<typeof ModelList>;
 /** Whether a key may use a model (GET /v1/models lists only those). */
 export function isModelAllowed(key: ActiveKey, model: string): boolean {
   const resolved = ownValue(key.policy.model_aliases, model) ?? model;
-  return !key.blockedModels.has(resolved) && (key.allowedModels.size === 0 || key.allowedModels.has(resolved));
+  return keyAllowsModel(key, resolved);
 }
 
 /** The deprecated alias `/v1/chat` says so, and names its successor. */

@@ -118,7 +118,9 @@ export interface Attempt {
  * What one kind of request (chat, embeddings) does at each attempt; the attempt loop (routing
  * order, retries, backoff, health) is shared. Made once per relay: no per-request closure.
  */
-export interface Operation<E extends Exchange<GateBody>> {
+export interface Operation<E extends Exchange<GateBody>, X extends RelayExchange<E['body']> = RelayExchange<E['body']>> {
+  /** The request as every attempt shares it: `body` routed to `model` (a literal, field by field: the hot path builds one per request). */
+  exchange(outer: X, body: E['body'], model: string, gone: ClientGone): E;
   /** The upstream request for this channel (throws BadRequestError for a value it cannot take). */
   request(exchange: E, provider: Provider, ctx: ProviderContext): UpstreamRequest;
   /** The media type the upstream's answer must have when it streams; null when it answers whole. */
@@ -129,7 +131,21 @@ export interface Operation<E extends Exchange<GateBody>> {
 
 export class Relay {
   /** Chat completions, and the ingresses that relay through the chat format. */
-  private readonly chat: Operation<ChatAttemptExchange> = {
+  private readonly chat: Operation<ChatAttemptExchange, ChatExchange> = {
+    exchange: (outer, body, model, gone) => ({
+      requestId: outer.requestId,
+      tenantId: outer.tenantId,
+      caller: outer.caller,
+      request: outer.request,
+      response: outer.response,
+      body,
+      model,
+      usage: outer.usage,
+      meta: new LazyResponseMeta(Math.floor(outer.usage.startedAt.getTime() / 1000), outer.body.model, body.stream_options?.include_usage === true),
+      gone,
+      translation: outer.translation,
+      native: outer.native,
+    }),
     request: (exchange, provider, ctx) => {
       const native = nativeCodec(exchange, provider);
       return native === undefined ? provider.buildRequest(exchange.body, ctx) : native.buildRequest(exchange.native!, ctx);
@@ -150,20 +166,14 @@ export class Relay {
     const input = exchange.body;
     // A translated stream needs the usage in its last chunk (Anthropic's message_delta, Responses' response.completed).
     const body = exchange.translation !== undefined && input.stream === true && input.stream_options?.include_usage !== true ? { ...input, stream_options: { include_usage: true } } : input;
-    return this.run<ChatCompletionRequest, ChatAttemptExchange>(exchange, body, this.chat, chatMeta);
+    return this.run(exchange, body, this.chat);
   }
 
   /**
    * The steps every operation shares: request mapping, routing, the attempt loop, and the
    * client-gone bookkeeping. `meta` makes the answer's identity once the request is routable.
    */
-  private async run<B extends GateBody, E extends Exchange<B>>(
-    exchange: RelayExchange<B> & Omit<E, keyof Exchange<B>>,
-    input: B,
-    operation: Operation<E>,
-    meta: (exchange: RelayExchange<B>, body: B) => ResponseMeta,
-    serves?: (provider: Provider) => boolean,
-  ): Promise<void> {
+  private async run<E extends Exchange<GateBody>, X extends RelayExchange<E['body']>>(exchange: X, input: E['body'], operation: Operation<E, X>, serves?: (provider: Provider) => boolean): Promise<void> {
     const { usage, response } = exchange;
     // Client gone: stop the upstream request too.
     const gone = new ClientGone();
@@ -177,7 +187,7 @@ export class Relay {
       if (candidates.length === 0) {
         throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
       }
-      await this.attempt({ ...exchange, body, model, meta: meta(exchange, body), gone } as E, candidates, operation);
+      await this.attempt(operation.exchange(exchange, body, model, gone), candidates, operation);
     } finally {
       response.offClose(onClose);
       if (gone.aborted && usage.data.error_code === null) {
@@ -192,7 +202,7 @@ export class Relay {
   }
 
   /** Tries the candidates in turn (with backoff) until one answers or a failure is final. */
-  private async attempt<E extends Exchange<GateBody>>(exchange: E, candidates: Candidate[], operation: Operation<E>): Promise<void> {
+  private async attempt<E extends Exchange<GateBody>, X extends RelayExchange<E['body']>>(exchange: E, candidates: Candidate[], operation: Operation<E, X>): Promise<void> {
     const { settings, health } = this.deps;
     const { body, gone, requestId } = exchange;
     const usage = exchange.usage.data;
@@ -379,11 +389,6 @@ export class Relay {
       if (started && !response.closed) response.end();
     }
   }
-}
-
-/** A chat answer's identity: the client's model name, the time it entered the gate. */
-function chatMeta(exchange: RelayExchange, body: ChatCompletionRequest): ResponseMeta {
-  return new LazyResponseMeta(Math.floor(exchange.usage.startedAt.getTime() / 1000), exchange.body.model, body.stream_options?.include_usage === true);
 }
 
 /** The codec of the provider for the request's native format, when it speaks it. */

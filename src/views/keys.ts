@@ -18,7 +18,8 @@ export interface ActiveKey {
   policy: KeyPolicy;
   allowedIps: IpRuleSet;
   blockedIps: IpRuleSet;
-  allowedModels: ReadonlySet<string>;
+  /** The models both of the policy's allow lists let through; null = every model. */
+  allowedModels: ReadonlySet<string> | null;
   blockedModels: ReadonlySet<string>;
   allowedCountries: ReadonlySet<string>;
   blockedCountries: ReadonlySet<string>;
@@ -31,6 +32,24 @@ export interface KeyDirectory {
   hashById: Map<string, string>;
 }
 
+/**
+ * The models `permissions.models` and `model_restrictions.allowed_models` both allow (an empty
+ * list allows every model); null when neither narrows. Two lists with nothing in common allow
+ * nothing: an empty set, not null.
+ */
+export function allowedModelsOf(policy: Pick<KeyPolicy, 'allowed_models' | 'permitted_models'>): ReadonlySet<string> | null {
+  const lists = [policy.permitted_models ?? [], policy.allowed_models].filter((list) => list.length > 0);
+  if (lists.length === 0) return null;
+  const [first, ...rest] = lists as [string[], ...string[][]];
+  const others = rest.map((list) => new Set(list));
+  return new Set(first.filter((model) => others.every((list) => list.has(model))));
+}
+
+/** Whether a key may use `model` (after its aliases): not blocked, and allowed by both lists. */
+export function keyAllowsModel(key: Pick<ActiveKey, 'allowedModels' | 'blockedModels'>, model: string): boolean {
+  return !key.blockedModels.has(model) && (key.allowedModels === null || key.allowedModels.has(model));
+}
+
 export function compileKey(id: string, tenantId: string, userId: string, name: string, policy: KeyPolicy): ActiveKey {
   const rules = (list: string[]) => compileIpRules(list.map((r) => parseIpRule(r)).filter((r): r is IpRule => r !== null));
   return {
@@ -41,7 +60,7 @@ export function compileKey(id: string, tenantId: string, userId: string, name: s
     policy,
     allowedIps: rules(policy.allowed_ips),
     blockedIps: rules(policy.blocked_ips),
-    allowedModels: new Set(policy.allowed_models),
+    allowedModels: allowedModelsOf(policy),
     blockedModels: new Set(policy.blocked_models),
     allowedCountries: new Set(policy.allowed_countries.map((c) => c.toUpperCase())),
     blockedCountries: new Set(policy.blocked_countries.map((c) => c.toUpperCase())),

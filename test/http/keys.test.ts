@@ -57,8 +57,8 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
       object: 'api_key',
       user_id: 'user-1',
       key_prefix: created.key.slice(0, 8),
-      permissions: { models: ['gpt-a', 'gpt-b'], quota_limit: 100, rate_limits: { requests_per_minute: 60, tokens_per_hour: 100000 }, ip_whitelist: ['10.0.0.0/8', '::1'], expiry_date: '2099-01-01T00:00:00.000Z' },
-      model_restrictions: { blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a' } },
+      permissions: { models: ['gpt-a'], quota_limit: 100, rate_limits: { requests_per_minute: 60, tokens_per_hour: 100000 }, ip_whitelist: ['10.0.0.0/8', '::1'], expiry_date: '2099-01-01T00:00:00.000Z' },
+      model_restrictions: { allowed_models: ['gpt-b'], blocked_models: ['gpt-c'], model_aliases: { fast: 'gpt-a' } },
       rate_limits: { requests_per_hour: 1000, concurrent_requests: 4, burst_allowance: { multiplier: 2, duration: 10 } },
       ip_restrictions: { blocked_ips: ['10.0.0.9'], geographic_restrictions: { allowed_countries: ['DE'] } },
       revoked: false,
@@ -112,6 +112,32 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect(smuggled.json.error.code).toBe('model_not_allowed');
   });
 
+  it('lets a model through only when permissions.models and model_restrictions.allowed_models both allow it; GET /v1/models lists only those', async () => {
+    const models = async (key: string) => ((await call(`${s.url}/v1/models`, { token: key })).json.data as Array<{ id: string }>).map((m) => m.id).sort();
+    const both = await newKey({ permissions: { models: ['gpt-a', 'gpt-b'] }, model_restrictions: { allowed_models: ['gpt-b', 'gpt-c'] } });
+    expect(both).toMatchObject({ permissions: { models: ['gpt-a', 'gpt-b'] }, model_restrictions: { allowed_models: ['gpt-b', 'gpt-c'] } });
+    expect((await chat(both.key, 'gpt-b')).status).toBe(200);
+    for (const model of ['gpt-a', 'gpt-c']) expect((await chat(both.key, model)).json.error?.code, model).toBe('model_not_allowed');
+    expect(await models(both.key)).toEqual(['gpt-b']);
+
+    // Either list alone narrows by itself; the block list wins over both.
+    const permitted = await newKey({ permissions: { models: ['gpt-a', 'gpt-c'] }, model_restrictions: { blocked_models: ['gpt-c'] } });
+    expect(await models(permitted.key)).toEqual(['gpt-a']);
+    const restricted = await newKey({ model_restrictions: { allowed_models: ['gpt-b', 'gpt-c'] } });
+    expect(await models(restricted.key)).toEqual(['gpt-b', 'gpt-c']);
+    expect(await models((await newKey({})).key)).toEqual(['gpt-a', 'gpt-b', 'gpt-c']);
+
+    // Lists with nothing in common allow nothing (not everything).
+    const disjoint = await newKey({ permissions: { models: ['gpt-a'] }, model_restrictions: { allowed_models: ['gpt-b'] } });
+    expect(await models(disjoint.key)).toEqual([]);
+    expect((await chat(disjoint.key, 'gpt-a')).json.error?.code).toBe('model_not_allowed');
+
+    // A change of one list keeps the other.
+    const changed = await call(`${s.url}/api/admin/keys/${both.id}`, { method: 'PATCH', token: s.adminToken, body: { model_restrictions: { allowed_models: ['gpt-a', 'gpt-c'] } } });
+    expect(changed.json).toMatchObject({ permissions: { models: ['gpt-a', 'gpt-b'] }, model_restrictions: { allowed_models: ['gpt-a', 'gpt-c'] } });
+    expect(await models(both.key)).toEqual(['gpt-a']);
+  });
+
   it('answers 403 ip_not_allowed by address, CIDR (v4 and v6), block list and country', async () => {
     const only10 = await newKey({ ip_restrictions: { allowed_ips: ['10.0.0.0/8'] } });
     expect((await chat(only10.key)).json.error?.code).toBe('ip_not_allowed'); // the socket is 127.0.0.1
@@ -148,6 +174,37 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     for (let i = 0; i < 10; i++) statuses.push((await chat(key)).status);
     // 6/min plus the burst volume (2x for 30 s = 3 more) = 9 admitted, the 10th refused.
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 429]);
+  });
+
+  it('takes the burst duration as a string ("30s") and applies it as that many seconds', async () => {
+    const created = await newKey({ rate_limits: { requests_per_minute: 6, burst_allowance: { multiplier: 2, duration: '30s' } } });
+    expect(created.rate_limits).toMatchObject({ burst_allowance: { multiplier: 2, duration: 30 } });
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await chat(created.key)).status);
+    // As with duration: 30 — 6/min plus 3 more for the burst.
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 429]);
+
+    const changed = await call(`${s.url}/api/admin/keys/${created.id}`, { method: 'PATCH', token: s.adminToken, body: { rate_limits: { burst_allowance: { multiplier: 3, duration: '1m30s' } } } });
+    expect(changed.json.rate_limits.burst_allowance).toEqual({ multiplier: 3, duration: 90 });
+    const events = await s.app.ctx.store.readStream(`apikey-${created.id}`);
+    expect(events.map((e) => (e.data as { policy: { rate_limits: { burst_allowance: unknown } } }).policy.rate_limits.burst_allowance)).toEqual([
+      { multiplier: 2, duration: 30 },
+      { multiplier: 3, duration: 90 },
+    ]);
+
+    for (const duration of ['30', '30 s', '1.5m', '1500ms', '0s', '', 'soon']) {
+      const bad = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'x', user_id: 'user-1', rate_limits: { burst_allowance: { multiplier: 2, duration } } } });
+      expect(bad.status, duration).toBe(400);
+      expect(bad.json.error, duration).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'rate_limits.burst_allowance.duration' });
+      expect(bad.json.error.message, duration).toContain('rate_limits.burst_allowance.duration');
+    }
+
+    const openapi = (await call(`${s.url}/openapi.json`)).json;
+    const body = openapi.paths['/api/admin/keys'].post.requestBody.content['application/json'].schema;
+    const types = (body.properties.rate_limits.properties.burst_allowance.anyOf ?? [body.properties.rate_limits.properties.burst_allowance])
+      .flatMap((b: { properties?: { duration?: { anyOf?: Array<{ type: string }> } } }) => b.properties?.duration?.anyOf ?? [])
+      .map((d: { type: string }) => d.type);
+    expect(types).toEqual(['integer', 'string']);
   });
 
   it('counts tokens per hour from real usage', async () => {

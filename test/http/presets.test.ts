@@ -162,6 +162,50 @@ describe('presets', () => {
     expect((await call(`${s.url}/api/presets`)).status).toBe(401);
   });
 
+  it("takes the spec's nested body beside the flat one, answers in the flat shape, and refuses a field given in both", async () => {
+    const nested = {
+      metadata: { name: 'Nested reviewer', description: 'Reviews diffs', avatar: '🧐', tags: ['code'], category: 'Technical' },
+      configuration: { model_preferences: ['gpt-a'], temperature: 0.3, max_tokens: 400, system_prompt: 'You review code.' },
+      context: [{ role: 'user', content: 'Review: x = 1' }],
+    };
+    const created = await create(alice.token, nested);
+    const flat = await create(alice.token, { ...nested.metadata, ...nested.configuration, context: nested.context });
+    const shape = (p: Json) => {
+      const { id: _id, created_at: _c, updated_at: _u, ...rest } = p;
+      return rest;
+    };
+    expect(shape(created)).toEqual(shape(flat));
+    expect(created).toMatchObject({ name: 'Nested reviewer', category: 'Technical', model_preferences: ['gpt-a'], temperature: 0.3, max_tokens: 400, system_prompt: 'You review code.', visibility: 'private' });
+    expect(created).not.toHaveProperty('metadata');
+    expect(created).not.toHaveProperty('configuration');
+
+    // The forms mix for different fields; a change names only what it changes.
+    const patched = await api(`/api/presets/${created.id}`, alice.token, { method: 'PATCH', body: { metadata: { description: 'Strict' }, configuration: { temperature: null }, max_tokens: 100 } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.json).toMatchObject({ name: 'Nested reviewer', description: 'Strict', temperature: null, max_tokens: 100, system_prompt: 'You review code.', revision: 2 });
+    const mixedDifferent = await create(alice.token, { name: 'Mixed', configuration: { temperature: 1 } });
+    expect(mixedDifferent).toMatchObject({ name: 'Mixed', temperature: 1 });
+
+    // The same field in both forms, or nested values that are invalid: a 400 naming the field.
+    const both = 'is given both as';
+    const refusals: Array<[string, Json, string, string]> = [
+      ['POST', { name: 'a', metadata: { name: 'b' } }, 'metadata.name', `name ${both} "name" and as "metadata.name"`],
+      ['POST', { metadata: { name: 'a' }, configuration: { temperature: 0.5 }, temperature: 0.5 }, 'configuration.temperature', both],
+      ['POST', { metadata: { description: 'no name' } }, 'name', 'needs a name'],
+      ['POST', { metadata: { name: 'x', category: 'Astrology' } }, 'metadata.category', 'metadata.category'],
+      ['POST', { metadata: { name: 'x' }, configuration: { temperature: 3 } }, 'configuration.temperature', 'configuration.temperature'],
+      ['PATCH', { system_prompt: 'a', configuration: { system_prompt: 'b' } }, 'configuration.system_prompt', both],
+      ['PATCH', { tags: [], metadata: { tags: ['x'] } }, 'metadata.tags', both],
+    ];
+    for (const [method, body, param, message] of refusals) {
+      const res = await api(method === 'POST' ? '/api/presets' : `/api/presets/${created.id}`, alice.token, { method, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json.error, JSON.stringify(body)).toMatchObject({ type: 'invalid_request_error', param });
+      expect(res.json.error.message, JSON.stringify(body)).toContain(message);
+    }
+    expect((await api(`/api/presets/${created.id}`, alice.token)).json.revision).toBe(2);
+  });
+
   it('shows private presets to the owner, team presets to the tenant and public ones to everyone', async () => {
     const priv = await create(alice.token, { name: 'vis private', visibility: 'private' });
     const team = await create(alice.token, { name: 'vis team', visibility: 'team' });
@@ -460,7 +504,13 @@ describe('presets', () => {
     for (const path of ['/api/presets', '/api/presets/search', '/api/presets/sync', '/api/presets/user/{user_id}', '/api/presets/{preset_id}', '/api/presets/{preset_id}/clone', '/api/admin/presets/reload']) {
       expect(paths, path).toHaveProperty([path]);
     }
-    expect(paths['/api/presets'].post.requestBody.content['application/json'].schema.required).toEqual(['name']);
+    // Both forms of the body: flat fields and the spec's metadata / configuration groups.
+    for (const [path, method] of [['/api/presets', 'post'], ['/api/presets/{preset_id}', 'patch']] as const) {
+      const properties = paths[path][method].requestBody.content['application/json'].schema.properties as Json;
+      expect(Object.keys(properties), path).toEqual(expect.arrayContaining(['name', 'temperature', 'context', 'metadata', 'configuration']));
+      expect(Object.keys(properties.metadata.properties)).toEqual(['name', 'description', 'avatar', 'tags', 'category']);
+      expect(Object.keys(properties.configuration.properties)).toEqual(['model_preferences', 'temperature', 'max_tokens', 'system_prompt']);
+    }
     expect(Object.keys(paths['/api/presets/{preset_id}'].get.responses['200'].content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['id', 'context', 'visibility', 'builtin']));
     expect(paths['/api/presets/sync'].get.parameters.map((p: Json) => p.name)).toEqual(expect.arrayContaining(['since', 'limit']));
     expect(paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('preset_id');

@@ -182,6 +182,33 @@ describe('every provider kind through the relay', () => {
     expect(req.headers.authorization).toBeUndefined();
   });
 
+  it('streams Azure answers with content filter results as chat completion chunks only, the text whole', async () => {
+    for (const filtered of [false, true]) {
+      openai.mode = { kind: 'azure_filters', filtered };
+      const stream = await sdk(s).chat.completions.create({ model: 'azure-model', messages: [{ role: 'user', content: 'filters' }], stream: true, stream_options: { include_usage: true } });
+      const objects: string[] = [];
+      let text = '';
+      let finish: string | null = null;
+      let usage: unknown = null;
+      for await (const chunk of stream) {
+        objects.push(chunk.object);
+        expect(chunk.id).toBe('chatcmpl-fake123');
+        text += chunk.choices[0]?.delta.content ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expect(objects.length).toBeGreaterThan(3);
+      expect(new Set(objects)).toEqual(new Set(['chat.completion.chunk']));
+      expect(text).toBe('Hello! You said: filters');
+      expect(finish).toBe(filtered ? 'content_filter' : 'stop');
+      expect(usage).toMatchObject({ prompt_tokens: FAKE_PROMPT_TOKENS, completion_tokens: FAKE_COMPLETION_TOKENS });
+    }
+    openai.mode = { kind: 'azure_filters' };
+    const completion = await sdk(s).chat.completions.create({ model: 'azure-model', messages: [{ role: 'user', content: 'filters' }] });
+    expect(completion.choices[0]!.message.content).toBe('Hello! You said: filters');
+    expect((completion as unknown as { prompt_filter_results: unknown[] }).prompt_filter_results).toHaveLength(1);
+  });
+
   it('signs Bedrock requests with SigV4', async () => {
     await sdk(s).chat.completions.create({ model: 'bedrock-model', messages: [{ role: 'user', content: 'sig' }] });
     const req = fakes.bedrock!.requests.at(-1)!;

@@ -4,9 +4,10 @@
  *
  * The creation shape takes the key's `permissions` and the policy objects attached to it
  * (`model_restrictions`, `rate_limits`, `ip_restrictions`); they are merged into one policy:
- * list fields are united (permissions.models with model_restrictions.allowed_models,
- * permissions.ip_whitelist with ip_restrictions.allowed_ips) and top-level `rate_limits` fields
- * win over `permissions.rate_limits`.
+ * permissions.models and model_restrictions.allowed_models are kept apart and both narrow (a
+ * model must pass each list that is given), permissions.ip_whitelist and
+ * ip_restrictions.allowed_ips are united, and top-level `rate_limits` fields win over
+ * `permissions.rate_limits`.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -15,6 +16,7 @@ import type { preHandlerAsyncHookHandler } from 'fastify';
 import type { ApiKeysTable } from '../../adapters/sql/schema.js';
 import { apiKeys } from '../../commands/keys/decider.js';
 import type { KeyPolicy } from '../../commands/keys/events.js';
+import { parseDuration } from '../../config.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { MICRO_PER_CREDIT, parseCredits } from '../../billing/money.js';
 import { hashKey, KEY_PREFIX } from '../../relay/access/key-gate.js';
@@ -24,12 +26,28 @@ import { CreditsInput } from './billing-views.js';
 import { callerTenantOnly } from './tenants.js';
 
 const positive = z.number().int().positive().nullable().optional();
+
+const BURST_DURATION_FIELD = 'rate_limits.burst_allowance.duration';
+/** The spec writes durations as strings; a number is seconds, as it always was. */
+const BurstDuration = z
+  .union([z.number().int().positive(), z.string().regex(/^(?:\d+(?:ms|s|m|h))+$/, 'a number of seconds or a duration such as "30s", "2m", "1h" or "1m30s"')])
+  .describe('seconds (a number), or a duration: integers with ms, s, m or h, combined as in "1m30s"; a whole number of seconds, stored as seconds');
+
+/** A burst duration as given, in whole seconds (what the policy stores and the key gate reads). */
+export function burstDurationSeconds(duration: number | string): number {
+  if (typeof duration === 'number') return duration;
+  const ms = parseDuration(duration);
+  if (ms <= 0 || ms % 1000 !== 0) {
+    throw new BadRequestError(`invalid body field "${BURST_DURATION_FIELD}": "${duration}" is not a positive whole number of seconds`, 'invalid_request', BURST_DURATION_FIELD);
+  }
+  return ms / 1000;
+}
 const Country = z.string().regex(/^[A-Za-z]{2}$/, 'ISO 3166-1 alpha-2 country code');
 
 export const KeyPolicyInput = z.object({
   permissions: z
     .object({
-      models: z.array(z.string().min(1)).optional(),
+      models: z.array(z.string().min(1)).optional().describe('models the key may use; empty = all. With model_restrictions.allowed_models, a model must be in both'),
       quota_limit: CreditsInput.nullable().optional().describe('credits: a decimal string ("12.5") or a number, at most 6 decimals, not negative; null = unlimited'),
       rate_limits: z.object({ requests_per_minute: positive, tokens_per_hour: positive }).optional(),
       ip_whitelist: z.array(z.string().min(1)).optional(),
@@ -38,8 +56,8 @@ export const KeyPolicyInput = z.object({
     .optional(),
   model_restrictions: z
     .object({
-      allowed_models: z.array(z.string().min(1)).optional(),
-      blocked_models: z.array(z.string().min(1)).optional(),
+      allowed_models: z.array(z.string().min(1)).optional().describe('models the key may use; empty = all. With permissions.models, a model must be in both'),
+      blocked_models: z.array(z.string().min(1)).optional().describe('models the key may never use, whatever the allow lists say'),
       model_aliases: z.record(z.string().min(1), z.string().min(1)).optional(),
     })
     .optional(),
@@ -49,7 +67,7 @@ export const KeyPolicyInput = z.object({
       requests_per_hour: positive,
       tokens_per_hour: positive,
       concurrent_requests: positive,
-      burst_allowance: z.object({ multiplier: z.number().min(1).max(100), duration: z.number().int().positive().describe('seconds') }).nullable().optional(),
+      burst_allowance: z.object({ multiplier: z.number().min(1).max(100), duration: BurstDuration }).nullable().optional(),
     })
     .optional(),
   ip_restrictions: z
@@ -68,6 +86,7 @@ export const UpdateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).
 
 const EMPTY_POLICY: KeyPolicy = {
   allowed_models: [],
+  permitted_models: [],
   blocked_models: [],
   model_aliases: {},
   quota_limit: null,
@@ -98,7 +117,8 @@ export function policyFrom(input: KeyPolicyInput, base: KeyPolicy = EMPTY_POLICY
   const geo = ip?.geographic_restrictions;
   const expiry = p?.expiry_date;
   return {
-    allowed_models: p?.models !== undefined || m?.allowed_models !== undefined ? union(p?.models, m?.allowed_models) : base.allowed_models,
+    allowed_models: m?.allowed_models ?? base.allowed_models,
+    permitted_models: p?.models ?? base.permitted_models,
     blocked_models: m?.blocked_models ?? base.blocked_models,
     model_aliases: m?.model_aliases ?? base.model_aliases,
     quota_limit: p?.quota_limit === undefined ? base.quota_limit : p.quota_limit === null ? null : quotaCredits(p.quota_limit),
@@ -107,7 +127,8 @@ export function policyFrom(input: KeyPolicyInput, base: KeyPolicy = EMPTY_POLICY
       requests_per_hour: r?.requests_per_hour !== undefined ? r.requests_per_hour : base.rate_limits.requests_per_hour,
       tokens_per_hour: pick(r?.tokens_per_hour, p?.rate_limits?.tokens_per_hour) ?? (r?.tokens_per_hour === null ? null : base.rate_limits.tokens_per_hour),
       concurrent_requests: r?.concurrent_requests !== undefined ? r.concurrent_requests : base.rate_limits.concurrent_requests,
-      burst_allowance: r?.burst_allowance !== undefined ? r.burst_allowance : base.rate_limits.burst_allowance,
+      burst_allowance:
+        r?.burst_allowance === undefined ? base.rate_limits.burst_allowance : r.burst_allowance === null ? null : { multiplier: r.burst_allowance.multiplier, duration: burstDurationSeconds(r.burst_allowance.duration) },
     },
     allowed_ips: p?.ip_whitelist !== undefined || ip?.allowed_ips !== undefined ? union(p?.ip_whitelist, ip?.allowed_ips) : base.allowed_ips,
     blocked_ips: ip?.blocked_ips ?? base.blocked_ips,
@@ -137,7 +158,7 @@ export const KeyView = z.object({
     requests_per_hour: z.number().nullable(),
     tokens_per_hour: z.number().nullable(),
     concurrent_requests: z.number().nullable(),
-    burst_allowance: z.object({ multiplier: z.number(), duration: z.number() }).nullable(),
+    burst_allowance: z.object({ multiplier: z.number(), duration: z.number().describe('seconds') }).nullable(),
   }),
   ip_restrictions: z.object({
     allowed_ips: z.array(z.string()),
@@ -161,7 +182,8 @@ export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
     tenant_id: row.tenant_id,
     key_prefix: row.key_prefix,
     permissions: {
-      models: p.allowed_models,
+      // Keys from before permitted_models held one united list, shown in both places as before.
+      models: p.permitted_models ?? p.allowed_models,
       quota_limit: p.quota_limit,
       rate_limits: { requests_per_minute: p.rate_limits.requests_per_minute, tokens_per_hour: p.rate_limits.tokens_per_hour },
       ip_whitelist: p.allowed_ips,

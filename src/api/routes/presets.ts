@@ -9,6 +9,9 @@
  * Single-preset reads carry an ETag (304 on If-None-Match); PATCH and DELETE honour If-Match
  * (412 precondition_failed). `GET /api/presets/sync?since=<cursor>` returns the caller's own
  * changes (tombstones for deletions) after a cursor — the log position of the last change seen.
+ *
+ * Create and update take the flat body or the spec's nested one (`metadata`, `configuration`;
+ * src/presets/nested-body.ts): both become the flat form before anything else; answers are flat.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -21,6 +24,7 @@ import { PRESET_CATEGORIES, PRESET_LIMITS, PRESET_ROLES, PRESET_VISIBILITIES, ty
 import { PreconditionFailedError, presets } from '../../commands/presets/decider.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { defaultBuiltinPresetsDir, publishBuiltinPresets } from '../../presets/builtin.js';
+import { flattenPresetBody, mixedFields, NESTED_PRESET_GROUPS } from '../../presets/nested-body.js';
 import { findVisiblePreset, presetDocument, type PresetReader } from '../../queries/presets.js';
 import { presetChanges, searchPresets, type PresetQuery } from '../../presets/search.js';
 import { requirePermission, requirePrincipal, requireRole } from '../auth.js';
@@ -56,7 +60,8 @@ const presetFields = {
   system_prompt: z.string().nullable().describe('sent as a system message first, unless the request has its own'),
 };
 
-export const CreatePresetRequest = z.object({
+/** The flat form with its defaults: what a created preset holds for each field not given. */
+const CreatePresetContent = z.object({
   ...presetFields,
   description: presetFields.description.default(''),
   avatar: presetFields.avatar.default(''),
@@ -71,7 +76,34 @@ export const CreatePresetRequest = z.object({
   max_tokens: presetFields.max_tokens.default(null),
   system_prompt: presetFields.system_prompt.default(null),
 });
-export const UpdatePresetRequest = z.object(Object.fromEntries(Object.entries(presetFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof presetFields]: z.ZodOptional<(typeof presetFields)[K]> });
+const optionalFields = Object.fromEntries(Object.entries(presetFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof presetFields]: z.ZodOptional<(typeof presetFields)[K]> };
+const { metadata: metadataFields, configuration: configurationFields } = NESTED_PRESET_GROUPS;
+const groupOf = <F extends keyof typeof presetFields>(fields: readonly F[]) => z.object(Object.fromEntries(fields.map((f) => [f, optionalFields[f]])) as { [K in F]: (typeof optionalFields)[K] });
+
+/** The spec's nested form, beside the flat one: a field goes in one place or the other. */
+const nestedForm = {
+  metadata: groupOf(metadataFields).optional().describe(`the nested form of ${metadataFields.join(', ')}; each may be given here or at the top level, not both`),
+  configuration: groupOf(configurationFields).optional().describe(`the nested form of ${configurationFields.join(', ')}; each may be given here or at the top level, not both`),
+};
+
+/** Each field given in both forms is a 400 naming it; a preset created without a name in either is one too. */
+const oneFormEach =
+  (nameRequired: boolean) =>
+  (body: { name?: string; metadata?: { name?: string } }, ctx: z.RefinementCtx): void => {
+    for (const { group, field } of mixedFields(body)) {
+      ctx.addIssue({ code: 'custom', path: [group, field], message: `${field} is given both as "${field}" and as "${group}.${field}": give it once` });
+    }
+    if (nameRequired && body.name === undefined && body.metadata?.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'a preset needs a name ("name" or "metadata.name")' });
+  };
+
+export const CreatePresetRequest = z
+  .object({ ...optionalFields, name: optionalFields.name.describe('required, here or as metadata.name'), ...nestedForm })
+  .superRefine(oneFormEach(true))
+  .describe('the flat form, the nested form ({metadata, configuration, context}), or both for different fields');
+export const UpdatePresetRequest = z
+  .object({ ...optionalFields, ...nestedForm })
+  .superRefine(oneFormEach(false))
+  .describe('fields given replace; the flat form, the nested form, or both for different fields');
 export const ClonePresetRequest = z.object({
   modifications: z
     .object({
@@ -263,7 +295,7 @@ export function presetRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/api/presets', { preHandler: write, schema: { tags, summary: 'Create a preset', body: CreatePresetRequest, response: { 201: PresetView } } }, async (request, reply) => {
       const principal = await requirePrincipal(request, ctx.tokens);
-      const { public: _public, visibility: _visibility, ...content } = request.body;
+      const { public: _public, visibility: _visibility, ...content } = CreatePresetContent.parse(flattenPresetBody(request.body));
       const row = await create(request, principal, { ...content, visibility: visibilityOf(request.body) ?? 'private' }, null);
       return sendPreset(reply, row, 201);
     });
@@ -330,7 +362,7 @@ export function presetRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       async (request, reply) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const row = await owned(principal, request.params.preset_id);
-        const { public: _public, visibility: _visibility, ...fields } = request.body;
+        const { public: _public, visibility: _visibility, ...fields } = flattenPresetBody(request.body);
         const changes: Partial<PresetContent> = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
         const visibility = visibilityOf(request.body);
         if (visibility !== undefined) changes.visibility = visibility;

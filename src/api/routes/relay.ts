@@ -48,7 +48,7 @@ export function relayRoutes(gate: RelayGate): FastifyPluginAsyncZod {
       summary: 'Create a chat completion (OpenAI-compatible; `stream: true` answers text/event-stream)',
       body: ChatCompletionRequest,
       response: {
-        200: ChatCompletion.describe('with stream: true, a text/event-stream of chat.completion.chunk objects ending in data: [DONE]'),
+        200: ChatCompletion.describe('with stream: true, a text/event-stream of chat.completion.chunk objects ending in data: [DONE] (an Azure upstream\'s content filter annotations that are not chunks are dropped, or sent as chunks when they carry a finish reason)'),
         400: errorResponseSchema(
           'invalid_json (not JSON), json_too_deep (nested deeper than MAX_JSON_DEPTH), duplicate_authorization (more than one Authorization header), invalid_request (a field; param names it), unsupported_parameter (a value the provider cannot take)',
         ),

@@ -6,9 +6,15 @@ import { z } from 'zod';
 
 /** The one canonical policy a key carries (the creation shape's several objects, merged). */
 export const KeyPolicy = z.object({
-  /** Models the key may use; empty = all. Checked after aliases resolve. */
+  /**
+   * `model_restrictions.allowed_models`: models the key may use; empty = all. Checked after
+   * aliases resolve, together with `permitted_models`: a model must pass both. (Keys created
+   * before `permitted_models` existed hold the union of both lists here, as they were enforced.)
+   */
   allowed_models: z.array(z.string().min(1)),
-  /** Models the key may never use (wins over allowed_models). */
+  /** `permissions.models`: models the key's permissions allow; empty or absent = all. */
+  permitted_models: z.array(z.string().min(1)).optional(),
+  /** Models the key may never use (wins over both allow lists). */
   blocked_models: z.array(z.string().min(1)),
   /** alias -> model, resolved before the allow/block check. */
   model_aliases: z.record(z.string(), z.string()),

@@ -12,7 +12,7 @@ import { AppError, ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { AdmissionRequest, AdmissionResult, Counters } from '../../ports/counters.js';
 import type { UsageData } from '../../commands/usage/events.js';
-import type { ActiveKey, KeyDirectory } from '../../views/keys.js';
+import { keyAllowsModel, type ActiveKey, type KeyDirectory } from '../../views/keys.js';
 import type { GateBody } from '../relay.js';
 import { ownValue } from '../../own.js';
 import { clientIp } from './client-ip.js';
@@ -84,7 +84,7 @@ export class KeyGate {
   /** The model after the key's aliases, if the key may use it (403 model_not_allowed otherwise). */
   resolveModel(key: ActiveKey, requested: string): string {
     const model = ownValue(key.policy.model_aliases, requested) ?? requested;
-    if (key.blockedModels.has(model) || (key.allowedModels.size > 0 && !key.allowedModels.has(model))) {
+    if (!keyAllowsModel(key, model)) {
       throw new ForbiddenError(`this API key may not use model ${model}`, 'model_not_allowed');
     }
     return model;

@@ -24,6 +24,12 @@
  *   reads it. `started` is called once the first bytes are out; after the first 64 KB of the
  *   line the fake waits for `hold` when given. It stops when the relay hangs up.
  * - `reset`: a 200 with `prefix` as the start of its body, then the connection is destroyed.
+ * - `azure_filters` (the OpenAI fake): like `reply`, with Azure OpenAI's content filter results:
+ *   a non-streamed body carries `prompt_filter_results` and each choice `content_filter_results`;
+ *   a stream begins with a `prompt_filter_results` event that is not a chunk (`id: ""`,
+ *   `object: ""`, `choices: []`), its chunks carry `content_filter_results`, and an asynchronous
+ *   filter annotation (not a chunk either) follows the text. `filtered`: the finish reason comes
+ *   in such an annotation, as `content_filter`, instead of in a chunk.
  * Every request is recorded (method, path, headers lower-cased, raw body, parsed JSON).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -42,7 +48,8 @@ export type FakeMode =
   | { kind: 'slow'; delayMs: number }
   | { kind: 'raw'; status?: number; headers: Record<string, string>; body: string | Buffer }
   | { kind: 'huge'; bytes: number; prefix?: string; started?: () => void; hold?: Promise<void> }
-  | { kind: 'reset'; prefix: string };
+  | { kind: 'reset'; prefix: string }
+  | { kind: 'azure_filters'; filtered?: boolean };
 
 export interface RecordedRequest {
   method: string;

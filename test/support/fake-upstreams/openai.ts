@@ -26,6 +26,10 @@ function lastUserText(body: Body): string {
 
 const usage = { prompt_tokens: FAKE_PROMPT_TOKENS, completion_tokens: FAKE_COMPLETION_TOKENS, total_tokens: FAKE_PROMPT_TOKENS + FAKE_COMPLETION_TOKENS };
 
+const SAFE = { filtered: false, severity: 'safe' };
+const CONTENT_FILTER_RESULTS = { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE };
+const PROMPT_FILTER_RESULTS = [{ prompt_index: 0, content_filter_results: CONTENT_FILTER_RESULTS }];
+
 function error(res: ServerResponse, status: number, message: string, retryAfter?: number) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
@@ -56,7 +60,8 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     const id = 'chatcmpl-fake123';
     const created = 1_700_000_000;
     const text = mode.kind === 'length' ? 'Hello! You' : replyText(lastUserText(body));
-    const finish = mode.kind === 'tool_call' ? 'tool_calls' : mode.kind === 'length' ? 'length' : 'stop';
+    const finish = mode.kind === 'tool_call' ? 'tool_calls' : mode.kind === 'length' ? 'length' : mode.kind === 'azure_filters' && mode.filtered ? 'content_filter' : 'stop';
+    const filters = mode.kind === 'azure_filters';
     const toolName = body.tools?.[0]?.function.name ?? 'get_weather';
 
     if (!body.stream) {
@@ -65,7 +70,9 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
           ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: toolName, arguments: FAKE_TOOL_ARGUMENTS } }] }
           : { role: 'assistant', content: text };
       if (mode.kind === 'slow') await sleep(mode.delayMs);
-      const payload: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }] };
+      const choice = filters ? { index: 0, message, finish_reason: finish, content_filter_results: CONTENT_FILTER_RESULTS } : { index: 0, message, finish_reason: finish };
+      const payload: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [choice] };
+      if (filters) payload.prompt_filter_results = PROMPT_FILTER_RESULTS;
       if (mode.kind !== 'no_usage') payload.usage = usage;
       res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99', ...extraHeaders }).end(JSON.stringify(payload));
       return;
@@ -75,6 +82,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     const base = { id, object: 'chat.completion.chunk', created, model };
     if (mode.kind === 'slow') await sleep(mode.delayMs);
+    if (filters) send({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: PROMPT_FILTER_RESULTS });
     send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     if (mode.kind === 'tool_call') {
       send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: toolName, arguments: '' } }] }, finish_reason: null }] });
@@ -83,7 +91,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
       const parts = pieces(text);
       for (let i = 0; i < parts.length; i++) {
         if (mode.kind === 'slow') await sleep(mode.delayMs);
-        send({ ...base, choices: [{ index: 0, delta: { content: parts[i] }, finish_reason: null }] });
+        send({ ...base, choices: [{ index: 0, delta: { content: parts[i] }, finish_reason: null, ...(filters ? { content_filter_results: CONTENT_FILTER_RESULTS } : {}) }] });
         if (mode.kind === 'stream_error' && i === 0) {
           await sleep(30); // let the first piece reach the relay
           res.destroy(); // then the connection drops mid-stream
@@ -91,7 +99,12 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
         }
       }
     }
-    send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    if (filters) {
+      // The asynchronous filter's annotation of the text: not a chunk (no id, object or delta).
+      const annotation = { index: 0, finish_reason: mode.filtered ? finish : null, content_filter_results: CONTENT_FILTER_RESULTS, content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: text.length } };
+      send({ choices: [annotation], created: 0, id: '', model: '', object: '' });
+    }
+    if (!(filters && mode.filtered)) send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     if (body.stream_options?.include_usage && mode.kind !== 'no_usage') send({ ...base, choices: [], usage });
     res.end('data: [DONE]\n\n');
   });

@@ -1,13 +1,17 @@
-/** Azure OpenAI: OpenAI's responses and streams, Azure's URL and auth (see request.ts). */
+/**
+ * Azure OpenAI: OpenAI's responses, Azure's URL and auth (see request.ts), and OpenAI's streams
+ * without Azure's content filter annotations that are not chunks (see stream.ts). A non-streamed
+ * answer keeps its `prompt_filter_results` and `content_filter_results` as extra fields.
+ */
 import { parseCompatError, parseCompatResponse } from '../openai-compatible/response.js';
-import { createCompatStreamConverter } from '../openai-compatible/stream.js';
 import type { Provider } from '../provider.js';
 import { azureUrl, buildAzureRequest } from './request.js';
+import { createAzureStreamConverter } from './stream.js';
 
 export const azureProvider: Provider = {
   buildRequest: buildAzureRequest,
   parseResponse: (body, _ctx, meta) => parseCompatResponse(body, meta),
-  createStreamConverter: (_ctx, meta, maxEventSize) => createCompatStreamConverter(meta, maxEventSize),
+  createStreamConverter: (_ctx, meta, maxEventSize) => createAzureStreamConverter(meta, maxEventSize),
   streamMediaType: 'text/event-stream',
   parseError: parseCompatError,
   probeRequest: (ctx) => ({

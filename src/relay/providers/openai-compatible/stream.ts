@@ -4,7 +4,8 @@
  * reads each chunk to learn usage, finish reason and text, drops the usage-only chunk the relay
  * asked for when the client did not, and checks the fields it reads have the types the format
  * promises: a chunk that does not (`"content": 5`, `choices` that is not a list) fails the
- * stream as `bad_upstream_response` rather than reaching the client.
+ * stream as `bad_upstream_response` rather than reaching the client. A kind whose upstream also
+ * sends events that are not chunks (Azure) says what to do with them (`foreignChunk`).
  */
 import { UpstreamFaultError } from '../../../errors.js';
 import { SSE_DONE, SseParser, type SseEvent } from '../../sse.js';
@@ -27,8 +28,30 @@ function malformedChunk(): UpstreamFaultError {
   return new UpstreamFaultError('the upstream sent a stream chunk that is not a chat completion chunk');
 }
 
+/** A choice of a chunk after `checkedChoices`: the fields the converter reads have the format's types. */
+export interface CheckedChoice {
+  index?: unknown;
+  delta?: { content?: string | null; tool_calls?: unknown };
+  finish_reason?: unknown;
+}
+
+/** The id, created and model of the stream's chunks: the last real chunk's, else the response meta's. */
+export interface ChunkIdentity {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export interface CompatStreamOptions {
+  /**
+   * The data to send for a chunk whose `object` is not "chat.completion.chunk" (Azure's content
+   * filter annotations), or null to send nothing. Unset: every chunk goes out as it came.
+   */
+  foreignChunk?: (chunk: Record<string, unknown>, choices: CheckedChoice[], identity: ChunkIdentity) => string | null;
+}
+
 /** `choices` and its deltas as the format has them, or null (typeof checks only: this is per event). */
-function checkedChoices(chunk: LooseChunk): Array<{ delta?: { content?: string | null }; finish_reason?: unknown }> | null {
+function checkedChoices(chunk: LooseChunk): CheckedChoice[] | null {
   const choices = chunk.choices;
   if (choices === undefined || choices === null) return chunk.usage === undefined || chunk.usage === null ? null : [];
   if (!Array.isArray(choices)) return null;
@@ -38,10 +61,19 @@ function checkedChoices(chunk: LooseChunk): Array<{ delta?: { content?: string |
     if (delta !== undefined && delta !== null && (!isObject(delta) || !isOptionalString(delta.content))) return null;
     if (!isOptionalString(choice.finish_reason)) return null;
   }
-  return choices as Array<{ delta?: { content?: string | null }; finish_reason?: unknown }>;
+  return choices as CheckedChoice[];
 }
 
-export function createCompatStreamConverter(meta: ResponseMeta, maxEventSize?: number): StreamConverter {
+/** Keeps the identity of a real chunk, for the chunks that lack one. */
+function rememberIdentity(chunk: Record<string, unknown>, identity: ChunkIdentity): void {
+  if (typeof chunk.id === 'string' && chunk.id !== '') identity.id = chunk.id;
+  if (typeof chunk.created === 'number' && chunk.created > 0) identity.created = chunk.created;
+  if (typeof chunk.model === 'string' && chunk.model !== '') identity.model = chunk.model;
+}
+
+export function createCompatStreamConverter(meta: ResponseMeta, maxEventSize?: number, options: CompatStreamOptions = {}): StreamConverter {
+  const foreignChunk = options.foreignChunk;
+  const identity: ChunkIdentity = { id: meta.id, created: meta.created, model: meta.model };
   const parser = new SseParser(maxEventSize);
   const decoder = new TextDecoder('utf-8');
   let usage: Usage | null = null;
@@ -88,6 +120,14 @@ export function createCompatStreamConverter(meta: ResponseMeta, maxEventSize?: n
         if (reason) finishReason = reason;
       }
       if (choices.length === 0 && reportedUsage && !meta.includeUsage) continue; // usage we asked for ourselves
+      if (foreignChunk !== undefined) {
+        if (chunk.object !== 'chat.completion.chunk') {
+          const replacement = foreignChunk(chunk, choices, identity);
+          if (replacement !== null) out += `data: ${replacement}\n\n`;
+          continue;
+        }
+        rememberIdentity(chunk, identity);
+      }
       out += `data: ${data}\n\n`;
     }
     return out;
