@@ -279,6 +279,14 @@ describe('the Responses API (embedded)', () => {
     expect(text).toContain('event: response.created');
     expect(text).toMatch(/event: response\.failed\ndata: \{"type":"response\.failed"/);
     expect(text).not.toContain('[DONE]');
+    // Natively, the upstream's own error event reaches the client; the request is recorded as failed, nothing is kept.
+    openai.mode = { kind: 'stream_error' };
+    const native = await fetch(`${s.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${s.userToken}`, 'content-type': 'application/json', 'x-request-id': 'resp-native-stream-error' }, body: JSON.stringify({ model: 'openai-model', input: 'x', stream: true }) });
+    const nativeText = await native.text();
+    expect(nativeText).toContain('event: error\ndata: {"type":"error"');
+    expect(nativeText).not.toContain('response.completed');
+    const recorded = (await usageEvents(s)).find((e) => e.request_id === 'resp-native-stream-error');
+    expect(recorded).toMatchObject({ status: 502, error_code: 'server_error' });
   });
 
   it('records one usage event per request, tokens included, for both paths', async () => {
