@@ -168,6 +168,20 @@ describe('the Responses API (embedded)', () => {
     expect(JSON.stringify(sent.system)).toContain('Count.');
   });
 
+  it.each(['openai-model', 'gemini-model'])('streams through create({ stream: true }) as well (%s)', async (model) => {
+    const stream = await sdk(s).responses.create({ model, input: 'raw stream', stream: true });
+    const events: string[] = [];
+    let completed: OpenAI.Responses.Response | null = null;
+    for await (const event of stream) {
+      events.push(event.type);
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    expect(events[0]).toBe('response.created');
+    expect(events.at(-1)).toBe('response.completed');
+    expect(completed!.usage?.total_tokens).toBe(FAKE_PROMPT_TOKENS + FAKE_COMPLETION_TOKENS);
+    expect((await sdk(s).responses.retrieve(completed!.id)).status).toBe('completed');
+  });
+
   it('keeps nothing with store: false', async () => {
     const response = await sdk(s).responses.create({ model: 'openai-model', input: 'ephemeral', store: false });
     expect(response.output_text).toContain('ephemeral');
