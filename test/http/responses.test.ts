@@ -317,6 +317,33 @@ describe('the Responses API (embedded)', () => {
   });
 });
 
+describe.each(['node', 'fastify'])('the Responses API on the %s front server', (front) => {
+  let s: RunningApp;
+  let openai: OpenAiFake;
+  let gemini: FakeUpstream;
+
+  beforeAll(async () => {
+    [openai, gemini] = await Promise.all([startOpenAiFake(), startGeminiFake()]);
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_MAX_RETRIES: '0', RELAY_HTTP_SERVER: front });
+    await createChannel(s, { type: 'openai', base_url: openai.baseUrl, models: ['openai-model'] });
+    await createChannel(s, { type: 'gemini', base_url: gemini.baseUrl, models: ['gemini-model'] });
+  });
+  afterAll(async () => {
+    await s.close();
+    await Promise.all([openai.close(), gemini.close()]);
+  });
+
+  it.each(['openai-model', 'gemini-model'])('answers, streams and keeps responses as the lean front does (%s)', async (model) => {
+    const whole = await sdk(s).responses.create({ model, input: `front ${front}` });
+    expect(whole.output_text).toContain(`front ${front}`);
+    const streamed = await sdk(s).responses.stream({ model, input: 'streamed', previous_response_id: whole.id }).finalResponse();
+    expect(streamed.status).toBe('completed');
+    expect((await sdk(s).responses.retrieve(streamed.id)).output_text).toBe(streamed.output_text);
+    const refused = await call(`${s.url}/v1/responses`, { token: s.userToken, body: { model, input: 'x', tools: [{ type: 'web_search' }] } });
+    expect(refused.json.error).toMatchObject({ code: 'unsupported_parameter', param: 'tools[0].type' });
+  });
+});
+
 const services = inject('services');
 const urls = inject('serviceUrls');
 
