@@ -58,7 +58,17 @@ export const asSent = (body: unknown): Prepared => body;
 
 export const ModelList = z.object({
   object: z.literal('list'),
-  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() })),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      object: z.literal('model'),
+      created: z.number(),
+      owned_by: z.string(),
+      capabilities: z
+        .array(z.enum(['chat', 'embeddings']))
+        .describe('what the model serves: chat (POST /v1/chat/completions and the other chat formats), embeddings (POST /v1/embeddings); both when channels serve it both ways'),
+    }),
+  ),
 });
 export type ModelList = z.infer<typeof ModelList>;
 
@@ -91,8 +101,9 @@ export class RelayGate {
   async models(request: HttpRequestLike): Promise<ModelList> {
     const { caller, key } = await this.deps.callers.resolve(request);
     if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
-    const models = this.deps.relay.models(caller.tenantId).filter((id) => !key || isModelAllowed(key, id));
-    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard' })) };
+    const served = this.deps.relay.capabilities(caller.tenantId);
+    const models = [...served.keys()].filter((id) => !key || isModelAllowed(key, id)).sort();
+    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard', capabilities: [...served.get(id)!].sort() })) };
   }
 
   /**

@@ -3,6 +3,8 @@ import type { Logger } from '../logger.js';
 import type { Channel } from './channel.js';
 import { PROVIDERS } from './providers/index.js';
 import { upstreamFailureOf } from './attempt-failure.js';
+import type { ProviderContext, UpstreamRequest } from './providers/provider.js';
+import { isEmbeddingModel } from './router.js';
 import type { UpstreamPools } from './upstream-pool.js';
 
 export interface ProbeResult {
@@ -24,13 +26,21 @@ export function probeFailureMessage(error: unknown, timeoutMs: number): string {
   return upstreamFailureOf(error).message;
 }
 
+/** A chat ping, or for an embedding model the smallest embeddings request (a chat ping would fail on it). */
+function probeRequestOf(channel: Channel, model: string): UpstreamRequest {
+  const provider = PROVIDERS[channel.type];
+  const ctx: ProviderContext = { channel, model };
+  if (provider.embeddings !== undefined && isEmbeddingModel(channel, model)) return provider.embeddings.buildRequest({ model, input: 'ping' }, ctx);
+  return provider.probeRequest(ctx);
+}
+
 export async function probeChannel(channel: Channel, pools: UpstreamPools, timeoutMs = 15_000, logger?: Logger): Promise<ProbeResult> {
   const provider = PROVIDERS[channel.type];
   const model = channel.models[0] ?? Object.values(channel.modelMapping)[0] ?? '';
   const started = performance.now();
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await pools.request(provider.probeRequest({ channel, model }), signal);
+    const response = await pools.request(probeRequestOf(channel, model), signal);
     const text = await response.body.text();
     const latencyMs = Math.round(performance.now() - started);
     if (response.statusCode < 400) return { ok: true, status: response.statusCode, latencyMs, error: null };

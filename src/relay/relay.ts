@@ -15,7 +15,7 @@ import { backoff, ClientGone } from './client-gone.js';
 import { PROVIDERS } from './providers/index.js';
 import type { NativeCodec, NativeRequest, Provider, ProviderContext, ResponseMeta, UpstreamRequest } from './providers/provider.js';
 import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
-import type { Candidate, Router } from './router.js';
+import type { Candidate, ModelCapability, Router } from './router.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
 import { SSE_DONE, sseData } from './sse.js';
 import { countPromptTokens, countTokens } from './tokens.js';
@@ -25,6 +25,7 @@ import type { RequestUsage } from './request-usage.js';
 import type { RelayCaller } from './access/caller.js';
 import type { HttpRequestLike } from '../http-exchange.js';
 import type { AnswerTranslation } from './translation.js';
+import { inputsOf, type EmbeddingsRequest, type EmbeddingsResponse } from './embeddings-schema.js';
 
 /** Where the relay writes an answer: the gate's HeldBackResponse, or an ingress's wrapper of it. */
 export type AnswerWriter = Pick<HeldBackResponse, 'setHeader' | 'send' | 'start' | 'write' | 'writeLast' | 'drained' | 'end' | 'closed' | 'onClose' | 'offClose'>;
@@ -154,11 +155,41 @@ export class Relay {
     answer: (exchange, attempt) => (exchange.body.stream === true ? this.pipeStream(exchange, attempt) : this.sendCompletion(exchange, attempt)),
   };
 
+  /** Embeddings: one whole JSON answer, only from channels whose provider has an embeddings codec. */
+  private readonly embeddings: Operation<Exchange<EmbeddingsRequest>> = {
+    exchange: (outer, body, model, gone) => ({
+      requestId: outer.requestId,
+      tenantId: outer.tenantId,
+      caller: outer.caller,
+      request: outer.request,
+      response: outer.response,
+      body,
+      model,
+      usage: outer.usage,
+      // The client's model name is the one the answer reports; an embedding has no id or stream.
+      meta: new LazyResponseMeta(Math.floor(outer.usage.startedAt.getTime() / 1000), outer.body.model, false),
+      gone,
+    }),
+    request: (exchange, provider, ctx) => provider.embeddings!.buildRequest(exchange.body, ctx),
+    streamMediaType: () => null,
+    answer: (exchange, attempt) => this.sendEmbeddings(exchange, attempt),
+  };
+
   constructor(private readonly deps: RelayDeps) {}
 
   /** The models the tenant's channels serve (GET /v1/models). */
   models(tenantId: string): string[] {
     return this.deps.router.models(tenantId);
+  }
+
+  /** Each model the tenant's channels serve, with what it serves (GET /v1/models). */
+  capabilities(tenantId: string): Map<string, Set<ModelCapability>> {
+    return this.deps.router.capabilities(tenantId);
+  }
+
+  /** POST /v1/embeddings: routed like chat (retries, fallback, health), to channels that can embed. */
+  embed(exchange: RelayExchange<EmbeddingsRequest>): Promise<void> {
+    return this.run(exchange, exchange.body, this.embeddings, canEmbed);
   }
 
   /** Routes, calls upstream (retrying on the next channel), answers, and fills the usage. */
@@ -302,6 +333,16 @@ export class Relay {
     }
   }
 
+  private async sendEmbeddings(exchange: Exchange<EmbeddingsRequest>, attempt: Attempt) {
+    const { response, body, meta, usage } = exchange;
+    const text = await this.readBody(exchange, attempt);
+    // The answer names the model as the client did (an upstream that reports its own keeps it).
+    const asked = body.model === meta.model ? body : { ...body, model: meta.model };
+    const answer = this.convert(exchange, attempt, () => attempt.provider.embeddings!.parseResponse(text, attempt.ctx, asked));
+    answer.usage = fillEmbeddingsUsage(usage.data, answer, body);
+    response.send(200, JSON_CONTENT, JSON.stringify(answer));
+  }
+
   private async sendCompletion(exchange: ChatAttemptExchange, attempt: Attempt) {
     const { response, body, meta, usage, translation } = exchange;
     const { provider, ctx } = attempt;
@@ -391,6 +432,8 @@ export class Relay {
   }
 }
 
+const canEmbed = (provider: Provider) => provider.embeddings !== undefined;
+
 /** The codec of the provider for the request's native format, when it speaks it. */
 function nativeCodec(exchange: Pick<ChatExchange, 'native'>, provider: Provider): NativeCodec | undefined {
   return exchange.native === undefined ? undefined : provider.native?.[exchange.native.format];
@@ -437,4 +480,18 @@ function fillUsage(usage: UsageData, reported: Usage | null, body: ChatCompletio
   usage.usage_source = 'tokenizer';
   Object.assign(usage, counted);
   return counted;
+}
+
+/**
+ * An embeddings request's token counts: the upstream's when it reported them, else the inputs
+ * counted with the tokenizer. Prompt tokens only: an embedding has no completion.
+ */
+function fillEmbeddingsUsage(usage: UsageData, answer: EmbeddingsResponse, body: EmbeddingsRequest): EmbeddingsResponse['usage'] {
+  let tokens = answer.usage.total_tokens > 0 ? answer.usage.prompt_tokens || answer.usage.total_tokens : 0;
+  usage.usage_source = tokens > 0 ? 'upstream' : 'tokenizer';
+  if (tokens === 0) for (const input of inputsOf(body)) tokens += countTokens(input);
+  usage.prompt_tokens = tokens;
+  usage.completion_tokens = 0;
+  usage.total_tokens = tokens;
+  return { prompt_tokens: tokens, total_tokens: tokens };
 }

@@ -10,6 +10,24 @@
 import type { ChannelDirectory, RoutableChannel } from '../views/channels.js';
 import type { Channel } from './channel.js';
 import { ownValue } from '../own.js';
+import { PROVIDERS } from './providers/index.js';
+
+/** What a model serves, as GET /v1/models lists it. */
+export type ModelCapability = 'chat' | 'embeddings';
+
+/**
+ * Whether the channel serves `name` (a name of its `models`, or an alias of its `model_mapping`
+ * that points at `upstream`) as an embedding model: its kind must have an embeddings codec, and
+ * the name or the upstream name must be in `config.embedding_models` when the channel sets that
+ * list, else contain "embed" (text-embedding-3-small, nomic-embed-text, gemini-embedding-001,
+ * embed-v4.0, amazon.titan-embed-text-v2:0...). Every other model is a chat model.
+ */
+export function isEmbeddingModel(channel: Channel, name: string, upstream = name): boolean {
+  if (PROVIDERS[channel.type].embeddings === undefined) return false;
+  const declared = channel.config.embedding_models;
+  if (Array.isArray(declared)) return declared.includes(name) || declared.includes(upstream);
+  return /embed/i.test(name) || /embed/i.test(upstream);
+}
 
 export interface Candidate {
   channel: Channel;
@@ -48,6 +66,23 @@ export class Router {
       for (const alias of Object.keys(entry.channel.modelMapping)) names.add(alias);
     }
     return [...names].sort();
+  }
+
+  /** Every model the tenant's usable channels serve, with what each serves (for GET /v1/models). */
+  capabilities(tenantId: string): Map<string, Set<ModelCapability>> {
+    const served = new Map<string, Set<ModelCapability>>();
+    const add = (channel: Channel, name: string, upstream: string) => {
+      let set = served.get(name);
+      if (set === undefined) served.set(name, (set = new Set()));
+      set.add(isEmbeddingModel(channel, name, upstream) ? 'embeddings' : 'chat');
+    };
+    for (const entry of this.directory().values()) {
+      const channel = entry.channel;
+      if (channel.tenantId !== tenantId || !channel.enabled) continue;
+      for (const m of channel.models) add(channel, m, m);
+      for (const [alias, upstream] of Object.entries(channel.modelMapping)) add(channel, alias, upstream);
+    }
+    return served;
   }
 
   candidates(query: RouteQuery): Candidate[] {

@@ -11,6 +11,8 @@ import type { FastifyReply } from 'fastify';
 import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
 import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
 import { ModelList, type RelayGate } from '../../relay/gate.js';
+import { EmbeddingsRequest, EmbeddingsResponse } from '../../relay/embeddings-schema.js';
+import { embeddingsIngress } from '../../relay/ingress/embeddings.js';
 import { errorResponseSchema } from '../errors.js';
 import { nodeRelayResponse } from '../node-relay-response.js';
 
@@ -68,6 +70,33 @@ export function relayRoutes(gate: RelayGate): FastifyPluginAsyncZod {
         return reply;
       });
     }
+
+    app.post(
+      '/v1/embeddings',
+      {
+        schema: {
+          tags: ['relay'],
+          summary: 'Create embeddings (OpenAI-compatible) on openai-compatible, azure, gemini, cohere, bedrock and ollama channels',
+          body: EmbeddingsRequest,
+          response: {
+            200: EmbeddingsResponse,
+            400: errorResponseSchema(
+              'invalid_json, invalid_request (a field; param names it), unsupported_parameter (token arrays as input; a value the channel cannot take, e.g. several inputs for a bedrock amazon.titan-embed model)',
+            ),
+            403: errorResponseSchema('model_not_allowed (the API key may not use the model), ip_not_allowed, relay_disabled'),
+            429: errorResponseSchema('insufficient_quota (credits or the key\'s quota), rate_limit_exceeded (the key\'s rate or concurrency limits)'),
+            502: errorResponseSchema('upstream_error, upstream_auth_failed, upstream_unavailable, upstream_connection_lost, bad_upstream_response, upstream_response_too_large'),
+            503: errorResponseSchema('no_available_channels (no enabled channel of a kind with embeddings serves the model), upstream_busy, maintenance'),
+            504: errorResponseSchema('upstream_timeout'),
+          },
+        },
+        validatorCompiler: asSent,
+      },
+      async (request, reply) => {
+        await gate.pass(embeddingsIngress, request, fastifyRelayResponse(reply), request.body);
+        return reply;
+      },
+    );
 
     app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, (request) => gate.models(request));
   };

@@ -4,6 +4,7 @@
  * here (the relay owns the HTTP pool, retries and timing).
  */
 import type { Channel } from '../channel.js';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../embeddings-schema.js';
 import type { ChatCompletion, ChatCompletionRequest, FinishReason, Usage } from '../schema.js';
 
 /** Everything a conversion may depend on. */
@@ -81,8 +82,25 @@ export interface Provider {
   parseError(status: number, body: string): UpstreamError;
   /** The cheapest real request that proves the channel works (channel test, health probes). */
   probeRequest(ctx: ProviderContext): UpstreamRequest;
+  /** `POST /v1/embeddings` for this kind (absent: its channels are never routed embeddings). */
+  readonly embeddings?: EmbeddingsCodec;
   /** Ingress formats this kind speaks itself: such requests reach it as the client sent them. */
   readonly native?: Partial<Record<NativeFormat, NativeCodec>>;
+}
+
+/**
+ * The conversion of an OpenAI embeddings request to the upstream's embeddings API and back.
+ * Errors are read by the provider's `parseError` (an upstream's error bodies are the same
+ * whatever the endpoint).
+ */
+export interface EmbeddingsCodec {
+  /** The upstream request; a 400 (`unsupported_parameter`, naming the field) for what the upstream cannot take. */
+  buildRequest(request: EmbeddingsRequest, ctx: ProviderContext): UpstreamRequest;
+  /**
+   * The upstream's answer in OpenAI's shape, vectors in the encoding the request asked for.
+   * `usage` is the upstream's count, or zeros when it gave none (the relay then counts).
+   */
+  parseResponse(text: string, ctx: ProviderContext, request: EmbeddingsRequest): EmbeddingsResponse;
 }
 
 /** Request formats besides chat completions that some upstreams speak natively. */

@@ -1,5 +1,8 @@
 /**
- * Fake AWS Bedrock runtime: `POST /model/{modelId}/converse` and `/converse-stream`.
+ * Fake AWS Bedrock runtime: `POST /model/{modelId}/converse` and `/converse-stream`, and
+ * InvokeModel (`POST /model/{modelId}/invoke`) for embedding models: amazon.titan-embed-*
+ * (`{inputText, dimensions?}` -> `{embedding, inputTextTokenCount}`) and cohere.embed-*
+ * (`{texts, input_type, embedding_types?}` -> `{embeddings: {float}}`, no token count).
  *
  * Every request must carry a valid SigV4 signature (service `bedrock`) made with the fake
  * credentials below; the check is written here independently of the relay's signer (canonical
@@ -10,7 +13,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { encodeMessage } from '../../../src/relay/providers/bedrock/eventstream.js';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, fakeEmbedding, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
 
 export const BEDROCK_ACCESS_KEY_ID = 'AKIDEXAMPLE';
 export const BEDROCK_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
@@ -103,8 +106,37 @@ export function bedrockException(exceptionType: string, message: string): Buffer
   return encodeMessage({ ':exception-type': exceptionType, ':content-type': 'application/json', ':message-type': 'exception' }, JSON.stringify({ message }));
 }
 
+/** InvokeModel on an embedding model, in the model family's own body. */
+async function invoke(model: string, req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) {
+  const body = (req.json ?? {}) as { inputText?: unknown; dimensions?: number; texts?: unknown; input_type?: unknown; embedding_types?: unknown };
+  const titan = model.includes('amazon.titan-embed');
+  if (!titan && !model.includes('cohere.embed')) return sendError(res, 400, 'ValidationException', `this fake has no model ${model}`);
+  if (titan && (typeof body.inputText !== 'string' || body.texts !== undefined)) return sendError(res, 400, 'ValidationException', 'Malformed input request: #: required key [inputText] not found');
+  if (titan && body.dimensions !== undefined && ![256, 512, 1024].includes(body.dimensions)) return sendError(res, 400, 'ValidationException', 'Malformed input request: #/dimensions: 256, 512 or 1024');
+  if (!titan && (!Array.isArray(body.texts) || typeof body.input_type !== 'string')) return sendError(res, 400, 'ValidationException', 'Malformed input request: #: required keys [texts, input_type]');
+  const mode = fake.mode;
+  if (mode.kind === 'error') return sendError(res, mode.status, ERROR_TYPES[mode.status] ?? 'InternalServerException', mode.message ?? 'fake bedrock error', mode.retryAfterSeconds !== undefined ? { 'retry-after': String(mode.retryAfterSeconds) } : {});
+  if (mode.kind === 'slow') await sleep(mode.delayMs);
+  res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': 'fake-request-id' });
+  if (titan) {
+    const embedding = fakeEmbedding(body.inputText as string, body.dimensions);
+    res.end(JSON.stringify({ embedding, embeddingsByType: { float: embedding }, ...(mode.kind === 'no_usage' ? {} : { inputTextTokenCount: FAKE_PROMPT_TOKENS }) }));
+    return;
+  }
+  const texts = body.texts as string[];
+  const vectors = texts.map((t) => fakeEmbedding(t));
+  const byType = JSON.stringify(body.embedding_types) === '["float"]';
+  res.end(JSON.stringify({ id: 'fake-embed-id', texts, embeddings: byType ? { float: vectors } : vectors, response_type: byType ? 'embeddings_by_type' : 'embeddings_floats' }));
+}
+
 export async function startBedrockFake(): Promise<FakeUpstream> {
   return startFake(async (req, res, fake) => {
+    const invokeRoute = /^\/model\/([^/]+)\/invoke$/.exec(req.path.split('?')[0] ?? '');
+    if (req.method === 'POST' && invokeRoute) {
+      const failure = verifySigV4(req);
+      if (failure) return sendError(res, 403, failure.type, failure.message);
+      return invoke(decodeURIComponent(invokeRoute[1]!), req, res, fake);
+    }
     const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(req.path.split('?')[0] ?? '');
     if (req.method !== 'POST' || !route) {
       sendError(res, 404, 'UnknownOperationException', 'Unknown operation');

@@ -3,9 +3,11 @@
  * with `stream: true`, Cohere's SSE events (message-start, content-start, content-delta,
  * content-end, tool-plan-delta, tool-call-start/-delta/-end, message-end). Errors are
  * `{id, message}`; the in-stream error is a message-end with finish_reason ERROR and `error`.
+ * `POST /v2/embed` (`model`, `texts`, `input_type` required, `embedding_types` ["float"]) answers
+ * `{embeddings: {float}, meta: {billed_units: {input_tokens}}}`.
  */
 import type { ServerResponse } from 'node:http';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, pieces, replyText, sleep, startFake, type FakeUpstream } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, fakeEmbedding, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
 
 export const COHERE_API_KEY = 'test-key';
 
@@ -34,8 +36,38 @@ function sendError(res: ServerResponse, status: number, message: string, extra: 
 
 const event = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 
+interface EmbedBody {
+  model?: string;
+  texts?: unknown;
+  input_type?: string;
+  embedding_types?: unknown;
+  output_dimension?: number;
+}
+
+async function embed(req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) {
+  const body = (req.json ?? {}) as EmbedBody;
+  if (!body.model) return sendError(res, 400, 'invalid request: model must be specified');
+  if (!Array.isArray(body.texts) || body.texts.length === 0 || body.texts.length > 96 || !body.texts.every((t) => typeof t === 'string')) {
+    return sendError(res, 400, 'invalid request: texts must be a list of 1 to 96 strings');
+  }
+  if (!['search_document', 'search_query', 'classification', 'clustering'].includes(body.input_type ?? '')) return sendError(res, 400, 'invalid request: valid input_type must be provided with the provided model');
+  if (JSON.stringify(body.embedding_types) !== '["float"]') return sendError(res, 400, 'this fake answers embedding_types ["float"] only');
+  const mode = fake.mode;
+  if (mode.kind === 'error') return sendError(res, mode.status, mode.message ?? 'fake cohere error', mode.retryAfterSeconds !== undefined ? { 'retry-after': String(mode.retryAfterSeconds) } : {});
+  if (mode.kind === 'slow') await sleep(mode.delayMs);
+  const texts = body.texts as string[];
+  const meta: Record<string, unknown> = { api_version: { version: '2' } };
+  if (mode.kind !== 'no_usage') meta.billed_units = { input_tokens: FAKE_PROMPT_TOKENS };
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ id: 'fake-embed-id', embeddings: { float: texts.map((t) => fakeEmbedding(t, body.output_dimension)) }, texts, meta, response_type: 'embeddings_by_type' }));
+}
+
 export async function startCohereFake(): Promise<FakeUpstream> {
   return startFake(async (req, res, fake) => {
+    if (req.method === 'POST' && req.path.split('?')[0] === '/v2/embed') {
+      if (req.headers.authorization !== `Bearer ${COHERE_API_KEY}`) return sendError(res, 401, 'invalid api token');
+      return embed(req, res, fake);
+    }
     if (req.method !== 'POST' || req.path.split('?')[0] !== '/v2/chat') {
       sendError(res, 404, `route ${req.path} not found`);
       return;

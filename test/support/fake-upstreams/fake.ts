@@ -31,6 +31,10 @@
  *   filter annotation (not a chunk either) follows the text. `filtered`: the finish reason comes
  *   in such an annotation, as `content_filter`, instead of in a chunk.
  * Every request is recorded (method, path, headers lower-cased, raw body, parsed JSON).
+ *
+ * Embeddings (each fake's embeddings endpoint in its provider's format): `fakeEmbedding(text,
+ * dimensions)` per input; the token count, where the format has one, is FAKE_PROMPT_TOKENS
+ * (none in `no_usage`); `error`, `slow` and (OpenAI) the misbehaving modes as for chat.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
@@ -67,6 +71,28 @@ export interface FakeUpstream {
   /** Responses whose connection closed before the fake finished them (client/relay aborted). */
   aborted: number;
   close(): Promise<void>;
+}
+
+/** Vector length of the fakes' embeddings when the request names none. */
+export const FAKE_EMBEDDING_DIMENSIONS = 8;
+
+/**
+ * The fakes' embedding of `text`: deterministic, different for different texts, and made of
+ * multiples of 1/128 in [-1, 1), which float32 holds exactly (a base64 round trip compares equal).
+ */
+export function fakeEmbedding(text: string, dimensions = FAKE_EMBEDDING_DIMENSIONS): number[] {
+  const vector: number[] = [];
+  for (let i = 0; i < dimensions; i++) {
+    const code = text.length === 0 ? 0 : text.charCodeAt(i % text.length);
+    vector.push((((code * (i + 7) + text.length) % 256) - 128) / 128);
+  }
+  return vector;
+}
+
+/** The texts of an OpenAI-shaped `input` (a string or a list of strings). */
+export function textsOf(input: unknown): string[] {
+  if (typeof input === 'string') return [input];
+  return Array.isArray(input) ? input.map((t) => String(t)) : [];
 }
 
 export function replyText(lastUserText: string): string {

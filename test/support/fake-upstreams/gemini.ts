@@ -4,9 +4,11 @@
  * checked (401 unless `test-key`), request shape checked (contents with user/model roles, parts
  * with exactly one known field), answers in Gemini's own JSON or SSE framing (`data:` lines
  * separated by \r\n\r\n as Google sends them), errors as `{"error":{code,message,status}}`.
+ * Embeddings: POST /v1beta/models/{model}:batchEmbedContents (each request's `model` must be
+ * `models/{model}`, its content one text part) -> `{embeddings: [{values}]}`, no token count.
  */
 import type { ServerResponse } from 'node:http';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, fakeEmbedding, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
 
 const STATUSES: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -68,8 +70,34 @@ function candidate(parts: unknown[], finishReason?: string) {
   return c;
 }
 
+interface BatchEmbedRequest {
+  requests?: Array<{ model?: unknown; content?: { parts?: Array<{ text?: unknown }> }; outputDimensionality?: number }>;
+}
+
+async function batchEmbed(model: string, req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) {
+  const body = (req.json ?? {}) as BatchEmbedRequest;
+  if (!Array.isArray(body.requests) || body.requests.length === 0) return sendError(res, 400, '* BatchEmbedContentsRequest.requests: requests is not specified');
+  const texts: string[] = [];
+  for (const [i, r] of body.requests.entries()) {
+    if (r.model !== `models/${model}`) return sendError(res, 400, `* BatchEmbedContentsRequest.requests[${i}].model: the model must be the one in the URL (models/${model})`);
+    const text = r.content?.parts?.[0]?.text;
+    if (typeof text !== 'string' || r.content?.parts?.length !== 1) return sendError(res, 400, `* BatchEmbedContentsRequest.requests[${i}].content: one text part expected`);
+    texts.push(text);
+  }
+  const mode = fake.mode;
+  if (mode.kind === 'error') return sendError(res, mode.status, mode.message ?? 'fake upstream error', mode.retryAfterSeconds);
+  if (mode.kind === 'slow') await sleep(mode.delayMs);
+  res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+  res.end(JSON.stringify({ embeddings: texts.map((text, i) => ({ values: fakeEmbedding(text, body.requests![i]!.outputDimensionality) })) }));
+}
+
 async function handle(req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) {
   const url = new URL(req.path, 'http://fake');
+  const embedRoute = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(url.pathname);
+  if (req.method === 'POST' && embedRoute) {
+    if (req.headers['x-goog-api-key'] !== 'test-key') return sendError(res, 401, 'API key not valid. Please pass a valid API key.');
+    return batchEmbed(decodeURIComponent(embedRoute[1]!), req, res, fake);
+  }
   const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
   if (req.method !== 'POST' || !match) return sendError(res, 404, `Method not found: ${req.method} ${url.pathname}`);
   if (req.headers['x-goog-api-key'] !== 'test-key') return sendError(res, 401, 'API key not valid. Please pass a valid API key.');

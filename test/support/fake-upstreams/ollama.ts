@@ -3,9 +3,10 @@
  * NDJSON lines (Ollama streams when `stream` is absent); the last line has `done: true`,
  * `done_reason` and the counts. Errors are `{error}`; the in-stream error is an `{error}` line.
  * Ollama sends tool calls whole (arguments as an object), so they are not split.
+ * `POST /api/embed` `{model, input, dimensions?}` -> `{model, embeddings, prompt_eval_count}`.
  */
 import type { ServerResponse } from 'node:http';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, pieces, replyText, sleep, startFake, type FakeUpstream } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, fakeEmbedding, pieces, replyText, sleep, startFake, textsOf, type FakeUpstream } from './fake.js';
 
 interface OllamaBody {
   model?: string;
@@ -23,6 +24,18 @@ const CREATED_AT = '2024-07-01T12:00:00.000000Z';
 
 export async function startOllamaFake(): Promise<FakeUpstream> {
   return startFake(async (req, res, fake) => {
+    if (req.method === 'POST' && req.path.split('?')[0] === '/api/embed') {
+      const body = (req.json ?? {}) as { model?: string; input?: unknown; dimensions?: number };
+      const texts = textsOf(body.input);
+      if (!body.model) return sendError(res, 400, 'model is required');
+      if (texts.length === 0) return sendError(res, 400, 'invalid input type');
+      const mode = fake.mode;
+      if (mode.kind === 'error') return sendError(res, mode.status, mode.message ?? 'fake ollama error', mode.retryAfterSeconds !== undefined ? { 'retry-after': String(mode.retryAfterSeconds) } : {});
+      if (mode.kind === 'slow') await sleep(mode.delayMs);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ model: body.model, embeddings: texts.map((t) => fakeEmbedding(t, body.dimensions)), total_duration: 1_000_000, load_duration: 10_000, ...(mode.kind === 'no_usage' ? {} : { prompt_eval_count: FAKE_PROMPT_TOKENS }) }));
+      return;
+    }
     if (req.method !== 'POST' || req.path.split('?')[0] !== '/api/chat') {
       sendError(res, 404, '404 page not found');
       return;

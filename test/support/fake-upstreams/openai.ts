@@ -1,12 +1,14 @@
 /**
  * A fake OpenAI (and Azure OpenAI) upstream: `POST {base}/chat/completions` with Bearer auth,
- * and `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with `api-key`.
+ * and `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with `api-key`;
+ * `POST {base}/embeddings` and `/openai/deployments/{deployment}/embeddings?api-version=...`
+ * likewise (base64 vectors with `encoding_format: "base64"`, as OpenAI sends them).
  * The Responses API too: `POST {base}/responses` (Bearer) and `POST /openai/v1/responses`
  * (Azure, `api-key`), whole or streamed (`event:` + `data:` with `sequence_number`, no [DONE]).
  * `baseUrl` ends in /v1 (as OpenAI-compatible base URLs do); `origin` is the Azure resource URL.
  */
 import type { ServerResponse } from 'node:http';
-import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, misbehave, pieces, replyText, sleep, startFake, type FakeUpstream, type RecordedRequest } from './fake.js';
+import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, fakeEmbedding, misbehave, pieces, replyText, sleep, startFake, textsOf, type FakeUpstream, type RecordedRequest } from './fake.js';
 
 interface Body {
   model?: string;
@@ -36,6 +38,30 @@ function error(res: ServerResponse, status: number, message: string, retryAfter?
   res.writeHead(status, headers).end(JSON.stringify({ error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: status === 429 ? 'rate_limit_exceeded' : null } }));
 }
 
+interface EmbeddingsBody {
+  model?: string;
+  input?: unknown;
+  dimensions?: number;
+  encoding_format?: string;
+}
+
+async function embed(req: RecordedRequest, res: ServerResponse, mode: FakeUpstream['mode'], azure: boolean, extraHeaders: Record<string, string>) {
+  const body = (req.json ?? {}) as EmbeddingsBody;
+  const texts = textsOf(body.input);
+  if (texts.length === 0 || texts.some((t) => t === '')) return error(res, 400, "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.");
+  if (!azure && !body.model) return error(res, 400, 'you must provide a model parameter');
+  if (mode.kind === 'slow') await sleep(mode.delayMs);
+  const base64 = body.encoding_format === 'base64';
+  const data = texts.map((text, index) => {
+    const vector = fakeEmbedding(text, body.dimensions);
+    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+  });
+  const model = body.model ?? decodeURIComponent(req.path.split('/')[3]!);
+  const payload: Record<string, unknown> = { object: 'list', data, model };
+  if (mode.kind !== 'no_usage') payload.usage = { prompt_tokens: FAKE_PROMPT_TOKENS, total_tokens: FAKE_PROMPT_TOKENS };
+  res.writeHead(200, { 'content-type': 'application/json', ...extraHeaders }).end(JSON.stringify(payload));
+}
+
 export interface OpenAiFake extends FakeUpstream {
   origin: string;
   /** Headers added to successful responses (rate-limit headers, for instance). */
@@ -47,7 +73,8 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
   const fake = await startFake(async (req: RecordedRequest, res, self) => {
     if (req.method === 'POST' && (req.path === '/v1/responses' || req.path === '/openai/v1/responses')) return responses(req, res, self, req.path !== '/v1/responses', extraHeaders);
     const azure = req.path.startsWith('/openai/deployments/');
-    if (req.method !== 'POST' || !(req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
+    const embeddings = req.path === '/v1/embeddings' || (azure && /^\/openai\/deployments\/[^/]+\/embeddings\?api-version=/.test(req.path));
+    if (req.method !== 'POST' || !(embeddings || req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
       return error(res, 404, `no route ${req.method} ${req.path}`);
     }
     const authorised = azure ? req.headers['api-key'] === 'test-key' : req.headers.authorization === 'Bearer test-key';
@@ -56,6 +83,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
     const body = req.json as Body;
     if (await misbehave(mode, res, body.stream === true)) return;
+    if (embeddings) return embed(req, res, self.mode, azure, extraHeaders);
     const model = body.model ?? (azure ? decodeURIComponent(req.path.split('/')[3]!) : 'unknown');
     const id = 'chatcmpl-fake123';
     const created = 1_700_000_000;

@@ -5,6 +5,7 @@
  */
 import { parseCompatError, parseCompatResponse } from '../openai-compatible/response.js';
 import type { Provider } from '../provider.js';
+import { azureEmbeddings } from './embeddings.js';
 import { azureUrl, buildAzureRequest } from './request.js';
 import { createAzureStreamConverter } from './stream.js';
 
@@ -20,4 +21,5 @@ export const azureProvider: Provider = {
     headers: { 'content-type': 'application/json', 'api-key': ctx.channel.apiKey },
     body: JSON.stringify({ messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 }),
   }),
+  embeddings: azureEmbeddings,
 };

@@ -10,10 +10,11 @@ import { joinUrl } from '../shared.js';
 
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 
-export function azureUrl(ctx: ProviderContext): string {
+/** The deployment's URL for `operation` (`chat/completions`, `embeddings`). */
+export function azureUrl(ctx: ProviderContext, operation = 'chat/completions'): string {
   const deployment = typeof ctx.channel.config.deployment === 'string' && ctx.channel.config.deployment ? ctx.channel.config.deployment : ctx.model;
   const apiVersion = typeof ctx.channel.config.api_version === 'string' && ctx.channel.config.api_version ? ctx.channel.config.api_version : DEFAULT_AZURE_API_VERSION;
-  return `${joinUrl(ctx.channel.baseUrl, `openai/deployments/${encodeURIComponent(deployment)}/chat/completions`)}?api-version=${encodeURIComponent(apiVersion)}`;
+  return `${joinUrl(ctx.channel.baseUrl, `openai/deployments/${encodeURIComponent(deployment)}/${operation}`)}?api-version=${encodeURIComponent(apiVersion)}`;
 }
 
 export function buildAzureRequest(request: ChatCompletionRequest, ctx: ProviderContext): UpstreamRequest {

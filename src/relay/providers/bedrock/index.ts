@@ -2,6 +2,7 @@
 import type { ChatCompletionRequest } from '../../schema.js';
 import type { Provider, ProviderContext } from '../provider.js';
 import { probeWith } from '../shared.js';
+import { createBedrockEmbeddings } from './embeddings.js';
 import { buildBedrockRequest, type BuildOptions } from './request.js';
 import { parseBedrockError, parseBedrockResponse } from './response.js';
 import { createBedrockStreamConverter } from './stream.js';
@@ -19,6 +20,7 @@ export function createBedrockProvider(options: BuildOptions = {}): Provider {
     streamMediaType: 'application/vnd.amazon.eventstream',
     parseError: parseBedrockError,
     probeRequest: probeWith(buildRequest),
+    embeddings: createBedrockEmbeddings(options),
   };
 }
 

@@ -1,6 +1,7 @@
 /** Cohere through the v2 chat API (`/v2/chat`). */
 import type { Provider } from '../provider.js';
 import { probeWith } from '../shared.js';
+import { cohereEmbeddings } from './embeddings.js';
 import { buildCohereRequest } from './request.js';
 import { parseCohereError, parseCohereResponse } from './response.js';
 import { createCohereStreamConverter } from './stream.js';
@@ -12,4 +13,5 @@ export const cohereProvider: Provider = {
   streamMediaType: 'text/event-stream',
   parseError: parseCohereError,
   probeRequest: probeWith(buildCohereRequest),
+  embeddings: cohereEmbeddings,
 };

@@ -1,6 +1,7 @@
 /** The Gemini (Generative Language API, v1beta) provider: request, response and stream conversion side by side. */
 import type { Provider } from '../provider.js';
 import { probeWith } from '../shared.js';
+import { geminiEmbeddings } from './embeddings.js';
 import { buildGeminiRequest } from './request.js';
 import { parseGeminiError, parseGeminiResponse } from './response.js';
 import { createGeminiStreamConverter } from './stream.js';
@@ -12,4 +13,5 @@ export const geminiProvider: Provider = {
   streamMediaType: 'text/event-stream',
   parseError: parseGeminiError,
   probeRequest: probeWith(buildGeminiRequest),
+  embeddings: geminiEmbeddings,
 };

@@ -60,7 +60,7 @@ export interface GeminiRequestBody {
 }
 
 /** The upstream model id without a leading "models/". */
-function modelId(model: string): string {
+export function modelId(model: string): string {
   return model.replace(/^models\//, '');
 }
 

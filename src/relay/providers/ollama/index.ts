@@ -1,6 +1,7 @@
 /** Ollama through its native chat API (`/api/chat`, NDJSON streaming). */
 import type { Provider } from '../provider.js';
 import { probeWith } from '../shared.js';
+import { ollamaEmbeddings } from './embeddings.js';
 import { buildOllamaRequest } from './request.js';
 import { parseOllamaError, parseOllamaResponse } from './response.js';
 import { createOllamaStreamConverter } from './stream.js';
@@ -12,4 +13,5 @@ export const ollamaProvider: Provider = {
   streamMediaType: 'application/x-ndjson',
   parseError: parseOllamaError,
   probeRequest: probeWith(buildOllamaRequest),
+  embeddings: ollamaEmbeddings,
 };

@@ -1,5 +1,6 @@
 /** One provider implementation for every OpenAI-compatible kind, parameterised by its quirks. */
 import type { Provider, ProviderContext, UpstreamRequest } from '../provider.js';
+import { compatEmbeddings } from './embeddings.js';
 import { joinUrl } from '../shared.js';
 import { buildCompatRequest, DEFAULT_QUIRKS, type CompatQuirks } from './request.js';
 import { parseCompatError, parseCompatResponse } from './response.js';
@@ -25,5 +26,6 @@ export function openAiCompatibleProvider(quirks: Partial<CompatQuirks> = {}): Pr
     streamMediaType: 'text/event-stream',
     parseError: parseCompatError,
     probeRequest: compatProbe,
+    embeddings: compatEmbeddings,
   };
 }
