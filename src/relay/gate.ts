@@ -106,6 +106,16 @@ export class RelayGate {
     return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard', capabilities: [...served.get(id)!].sort() })) };
   }
 
+  /**
+   * The caller of a relay endpoint that relays nothing (stored responses' GET and DELETE): the
+   * same authentication and relay switch as a relayed request, no usage event.
+   */
+  async caller(request: HttpRequestLike): Promise<RelayCaller> {
+    const { caller, key } = await this.deps.callers.resolve(request);
+    if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
+    return caller;
+  }
+
   /** POST /v1/chat/completions (and its aliases; `/v1/chat` is the deprecated one). */
   chatCompletions(request: HttpRequestLike, response: RelayResponse, body: unknown, options: { deprecatedAlias?: boolean } = {}): Promise<void> {
     if (options.deprecatedAlias) for (const [name, value] of DEPRECATED_CHAT_HEADERS) response.setHeader(name, value);

@@ -266,6 +266,34 @@ export interface PresetsTable {
   deleted_at: string | null;
 }
 
+/** Stored responses of the Responses API (src/projections/responses.ts); deleted ones keep an empty row. */
+export interface ResponsesTable {
+  id: string;
+  tenant_id: string;
+  /** Who may read, chain and delete it (a user id). */
+  owner_id: string;
+  user_id: string | null;
+  key_id: string | null;
+  model: string;
+  status: string;
+  previous_response_id: string | null;
+  /** Unix seconds (bigint: may come back as a string, use Number()). */
+  created_at: number;
+  instructions: string | null;
+  /** JSON: the request's new input items. */
+  input: string;
+  /** JSON: the output items. */
+  output: string;
+  /** JSON, or null. */
+  usage: string | null;
+  /** JSON: the rest of the response object. */
+  details: string;
+  deleted: number;
+  position: number;
+  stored_at: string;
+  deleted_at: string | null;
+}
+
 /** Billing (the `billing` projection). Amounts: integer micro-credits (bigint: may come back as strings, use Number()). */
 export interface BillingPricesTable {
   tenant_id: string;
@@ -396,6 +424,7 @@ export interface ReadModelTables {
   api_keys: ApiKeysTable;
   key_usage: KeyUsageTable;
   presets: PresetsTable;
+  responses: ResponsesTable;
   usage_requests: UsageRequestsTable;
   usage_hourly: UsageHourlyTable;
   usage_daily: UsageDailyTable;
