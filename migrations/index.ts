@@ -13,7 +13,8 @@ import * as usage from './0040_usage.js';
 import * as requestRowsInLogOrder from './0050_request_rows_in_log_order.js';
 import * as projectionQuarantine from './0060_projection_quarantine.js';
 import * as liveViewSnapshots from './0100_live_view_snapshots.js';
-import * as relaySettings from './0110_relay_settings.js';
+import * as responses from './0110_responses.js';
+import * as relaySettings from './0120_relay_settings.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -26,5 +27,6 @@ export const migrations: Record<string, Migration> = {
   '0050_request_rows_in_log_order': requestRowsInLogOrder,
   '0060_projection_quarantine': projectionQuarantine,
   '0100_live_view_snapshots': liveViewSnapshots,
-  '0110_relay_settings': relaySettings,
+  '0110_responses': responses,
+  '0120_relay_settings': relaySettings,
 };

@@ -21,6 +21,8 @@ import { maintenanceRoutes } from './routes/maintenance.js';
 import { presetRoutes } from './routes/presets.js';
 import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
+import { messagesRoutes } from './routes/messages.js';
+import { responseRoutes } from './routes/responses.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 import { systemRoutes } from './routes/system.js';
 import { tenantRoutes } from './routes/tenants.js';
@@ -111,6 +113,8 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(userRoutes(ctx));
   await app.register(channelRoutes(ctx));
   await app.register(relayRoutes(ctx.gate));
+  await app.register(messagesRoutes(ctx.gate));
+  await app.register(responseRoutes(ctx));
   await app.register(keyRoutes(ctx));
   await app.register(billingRoutes(ctx));
   await app.register(subscriptionRoutes(ctx));

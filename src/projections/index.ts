@@ -6,8 +6,9 @@ import { keyUsageProjection } from './key-usage.js';
 import { keysProjection } from './keys.js';
 import { maintenanceProjection } from './maintenance.js';
 import { presetsProjection } from './presets.js';
+import { responsesProjection } from './responses.js';
 import type { Projection } from './runtime/projection.js';
 import { sessionsProjection } from './sessions.js';
 import { usageProjection } from './usage.js';
 
-export const projections: readonly Projection[] = [maintenanceProjection, channelsProjection, accountsProjection, sessionsProjection, keysProjection, keyUsageProjection, presetsProjection, billingProjection, usageProjection];
+export const projections: readonly Projection[] = [maintenanceProjection, channelsProjection, accountsProjection, sessionsProjection, keysProjection, keyUsageProjection, presetsProjection, responsesProjection, billingProjection, usageProjection];

@@ -11,7 +11,7 @@
  * An endpoint plugs in with an `Ingress`: how its body becomes the relay's request.
  */
 import { z } from 'zod';
-import type { AppError } from '../errors.js';
+import { NotFoundError, type AppError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
 import { keyAllowsModel, type ActiveKey } from '../views/keys.js';
@@ -106,6 +106,16 @@ export class RelayGate {
     return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard', capabilities: [...served.get(id)!].sort() })) };
   }
 
+  /**
+   * The caller of a relay endpoint that relays nothing (stored responses' GET and DELETE): the
+   * same authentication and relay switch as a relayed request, no usage event.
+   */
+  async caller(request: HttpRequestLike): Promise<RelayCaller> {
+    const { caller, key } = await this.deps.callers.resolve(request);
+    if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
+    return caller;
+  }
+
   /** POST /v1/chat/completions (and its aliases; `/v1/chat` is the deprecated one). */
   chatCompletions(request: HttpRequestLike, response: RelayResponse, body: unknown, options: { deprecatedAlias?: boolean } = {}): Promise<void> {
     if (options.deprecatedAlias) for (const [name, value] of DEPRECATED_CHAT_HEADERS) response.setHeader(name, value);
@@ -179,6 +189,33 @@ export class RelayGate {
     for (const [name, value] of Object.entries(ticket.headers)) response.setHeader(name, value);
     usage.onSettle((data) => void ticket.settle(data));
     return model;
+  }
+
+  /**
+   * For requests that call no model (Messages count_tokens): the caller, the tenant's relay
+   * switch, validation, the key's model and source rules, and a channel serving the model (404
+   * model_not_found). Nothing is billed or counted, and no usage event is recorded. `answer` gets
+   * the relay (for a side call to the serving channel), the validated body and the caller.
+   */
+  async check<B extends GateBody, T>(
+    request: HttpRequestLike,
+    rawBody: unknown,
+    parse: (body: unknown) => Parsed<B>,
+    answer: (relay: Relay, checked: { caller: RelayCaller; body: B; model: string }) => Promise<T>,
+  ): Promise<T> {
+    const resolving = this.deps.callers.resolve(request);
+    const { caller, key } = resolving instanceof Promise ? await resolving : resolving;
+    if (key) this.deps.billing.assertRelayEnabled(key.tenantId);
+    const parsed = parse(rawBody);
+    if (parsed.error) throw parsed.error;
+    const body = parsed.value;
+    let model = body.model;
+    if (key !== null) {
+      model = this.deps.keyGate.resolveModel(key, body.model);
+      this.deps.keyGate.checkSource(key, request);
+    }
+    if (!this.deps.relay.models(caller.tenantId).includes(model)) throw new NotFoundError(`no channel serves model ${model}`, 'model_not_found');
+    return answer(this.deps.relay, { caller, body, model });
   }
 
   /** Which models a preset may pick for this caller (served to its tenant, allowed to its key). */

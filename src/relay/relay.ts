@@ -13,7 +13,7 @@ import { AttemptFailure, classifyException, classifyStatus, exhaustedWindowMs, s
 import type { ChannelHealth } from './channel-health.js';
 import { backoff, ClientGone } from './client-gone.js';
 import { PROVIDERS } from './providers/index.js';
-import type { NativeCodec, NativeRequest, Provider, ProviderContext, ResponseMeta, UpstreamRequest } from './providers/provider.js';
+import type { NativeCodec, NativeFormat, NativeRequest, Provider, ProviderContext, ResponseMeta, UpstreamRequest } from './providers/provider.js';
 import { completionId, usageChunkOf, usageOf } from './providers/shared.js';
 import type { Candidate, ModelCapability, Router } from './router.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from './schema.js';
@@ -66,6 +66,8 @@ export interface ChatExchange extends RelayExchange<ChatCompletionRequest> {
   readonly translation?: AnswerTranslation;
   /** The client's own request, for channels whose provider speaks its format natively. */
   readonly native?: NativeRequest;
+  /** No chat form could be made of the native request (what only its own API serves): other channels refuse with this. */
+  readonly unconvertible?: AppError;
 }
 
 export interface RelayDeps {
@@ -112,7 +114,7 @@ export interface Exchange<B extends GateBody = ChatCompletionRequest> extends Re
   readonly gone: ClientGone;
 }
 
-type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native'>;
+type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native' | 'unconvertible'>;
 
 /** One try at one channel. */
 export interface Attempt {
@@ -153,10 +155,13 @@ export class Relay {
       gone,
       translation: outer.translation,
       native: outer.native,
+      unconvertible: outer.unconvertible,
     }),
     request: (exchange, provider, ctx) => {
       const native = nativeCodec(exchange, provider);
-      return native === undefined ? provider.buildRequest(exchange.body, ctx) : native.buildRequest(exchange.native!, ctx);
+      if (native !== undefined) return native.buildRequest(exchange.native!, ctx);
+      if (exchange.unconvertible !== undefined) throw exchange.unconvertible;
+      return provider.buildRequest(exchange.body, ctx);
     },
     streamMediaType: (exchange, provider) => (exchange.body.stream === true ? (nativeCodec(exchange, provider) ?? provider).streamMediaType : null),
     answer: (exchange, attempt) => (exchange.body.stream === true ? this.pipeStream(exchange, attempt) : this.sendCompletion(exchange, attempt)),
@@ -459,6 +464,24 @@ export class Relay {
       else writeLast(sseData({ error: { message, type: 'upstream_error', code, param: null } }) + SSE_DONE);
     } finally {
       if (started && !response.closed) response.end();
+    }
+  }
+
+  /**
+   * A side request in a native format (Messages count_tokens) to the channel that would serve
+   * `model` first, when its provider speaks `format`: one call, no retry, no health, no usage.
+   * Null when that channel speaks another format, or the call failed (logged): the caller then
+   * answers by itself.
+   */
+  async nativeSideCall(tenantId: string, model: string, format: NativeFormat, build: (ctx: ProviderContext) => UpstreamRequest): Promise<{ status: number; text: string } | null> {
+    const first = this.deps.router.candidates({ tenantId, model, providers: NO_PROVIDERS })[0];
+    if (first === undefined || PROVIDERS[first.channel.type].native?.[format] === undefined) return null;
+    try {
+      const upstream = await this.deps.pools.request(build({ channel: first.channel, model: first.upstreamModel }));
+      return { status: upstream.statusCode, text: await upstream.body.text() };
+    } catch (error) {
+      this.deps.logger.warn({ err: error, channel: first.channel.id }, 'native side request failed');
+      return null;
     }
   }
 }

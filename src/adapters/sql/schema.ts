@@ -69,7 +69,7 @@ export interface ChannelsTable {
   enabled: number;
   /** JSON object of provider-specific settings. */
   config: string;
-  /** JSON {requests_per_minute, tokens_per_minute}, or NULL: no limits (migration 0110). */
+  /** JSON {requests_per_minute, tokens_per_minute}, or NULL: no limits (migration 0120). */
   rate_limits: string | null;
   /** JSON {max_retries, backoff_multiplier}, or NULL: the global defaults. */
   retry_config: string | null;
@@ -272,6 +272,34 @@ export interface PresetsTable {
   deleted_at: string | null;
 }
 
+/** Stored responses of the Responses API (src/projections/responses.ts); deleted ones keep an empty row. */
+export interface ResponsesTable {
+  id: string;
+  tenant_id: string;
+  /** Who may read, chain and delete it (a user id). */
+  owner_id: string;
+  user_id: string | null;
+  key_id: string | null;
+  model: string;
+  status: string;
+  previous_response_id: string | null;
+  /** Unix seconds (bigint: may come back as a string, use Number()). */
+  created_at: number;
+  instructions: string | null;
+  /** JSON: the request's new input items. */
+  input: string;
+  /** JSON: the output items. */
+  output: string;
+  /** JSON, or null. */
+  usage: string | null;
+  /** JSON: the rest of the response object. */
+  details: string;
+  deleted: number;
+  position: number;
+  stored_at: string;
+  deleted_at: string | null;
+}
+
 /** Billing (the `billing` projection). Amounts: integer micro-credits (bigint: may come back as strings, use Number()). */
 export interface BillingPricesTable {
   tenant_id: string;
@@ -289,7 +317,7 @@ export interface BillingSettingsTable {
   relay_api_enabled: number;
   /** included | excluded | hybrid */
   subscription_covers_relay: string;
-  /** JSON of RelaySettings (src/billing/rating.ts); NULL: the defaults (migration 0110). */
+  /** JSON of RelaySettings (src/billing/rating.ts); NULL: the defaults (migration 0120). */
   relay_settings: string | null;
   updated_at: string;
   updated_by: string | null;
@@ -404,6 +432,7 @@ export interface ReadModelTables {
   api_keys: ApiKeysTable;
   key_usage: KeyUsageTable;
   presets: PresetsTable;
+  responses: ResponsesTable;
   usage_requests: UsageRequestsTable;
   usage_hourly: UsageHourlyTable;
   usage_daily: UsageDailyTable;

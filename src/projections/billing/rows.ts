@@ -22,7 +22,7 @@ export const priceOfRow = (row: Pick<BillingPricesTable, 'input_per_1m_micro' | 
   per_request_micro: n(row.per_request_micro),
 });
 
-/** A billing_settings row's settings; `relay_settings` NULL (rows from before migration 0110): the defaults. */
+/** A billing_settings row's settings; `relay_settings` NULL (rows from before migration 0120): the defaults. */
 export const settingsOfRow = (row: BillingSettingsTable | undefined): Settings =>
   row
     ? {
@@ -36,7 +36,7 @@ const DEFAULT_RELAY_SETTINGS_JSON = JSON.stringify(DEFAULT_RELAY_SETTINGS);
 
 /**
  * The settings as a billing_settings row's columns. Default relay settings are NULL, as in the
- * rows written before migration 0110: a rebuild or the audit's replay writes what they hold.
+ * rows written before migration 0120: a rebuild or the audit's replay writes what they hold.
  */
 export function settingsRow(settings: Settings): Pick<BillingSettingsTable, 'relay_api_enabled' | 'subscription_covers_relay' | 'relay_settings'> {
   const relay = JSON.stringify(settings.relay_settings);

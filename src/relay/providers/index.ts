@@ -13,6 +13,7 @@ import { cohereProvider } from './cohere/index.js';
 import { geminiProvider } from './gemini/index.js';
 import { ollamaProvider } from './ollama/index.js';
 import { openAiCompatibleProvider } from './openai-compatible/index.js';
+import { azureResponsesCodec, openAiResponsesCodec } from './openai-compatible/native.js';
 import type { Provider } from './provider.js';
 
 export interface ProviderKind {
@@ -29,10 +30,12 @@ export interface ProviderKind {
 const compatible = openAiCompatibleProvider();
 /** Servers that reject `stream_options` or `n` > 1 get their own instance. */
 const singleChoice = openAiCompatibleProvider({ multipleChoices: false });
+/** OpenAI itself also speaks the Responses API (other compatible servers may not). */
+const openai: Provider = { ...compatible, native: { 'openai-responses': openAiResponsesCodec } };
 
 export const PROVIDER_KINDS = {
-  openai: { provider: compatible, defaultBaseUrl: 'https://api.openai.com/v1' },
-  azure: { provider: azureProvider, defaultBaseUrl: null }, // each resource has its own URL
+  openai: { provider: openai, defaultBaseUrl: 'https://api.openai.com/v1' },
+  azure: { provider: { ...azureProvider, native: { 'openai-responses': azureResponsesCodec } }, defaultBaseUrl: null }, // each resource has its own URL
   anthropic: { provider: anthropicProvider, defaultBaseUrl: 'https://api.anthropic.com' },
   gemini: { provider: geminiProvider, defaultBaseUrl: 'https://generativelanguage.googleapis.com' },
   bedrock: { provider: bedrockProvider, defaultBaseUrl: bedrockBaseUrl },

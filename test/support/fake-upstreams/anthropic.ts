@@ -1,7 +1,9 @@
 /**
- * A fake Anthropic Messages API (POST /v1/messages) following the contract in fake.ts: checks
+ * A fake Anthropic Messages API (POST /v1/messages, and /v1/messages/count_tokens answering
+ * fakeCountedTokens) following the contract in fake.ts: checks
  * `x-api-key` (401 unless `test-key`), `anthropic-version`, the path and the request shape
- * (model, max_tokens, alternating user/assistant messages, no system role in messages), and
+ * (model, max_tokens, alternating user/assistant messages, no system turn first: the system
+ * prompt is the top-level `system`), and
  * answers in Anthropic's own JSON or SSE framing (`event:` + `data:` lines, ping events).
  */
 import type { ServerResponse } from 'node:http';
@@ -54,10 +56,15 @@ function invalid(body: AnthropicFakeRequest): string | null {
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
   if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
+  // System turns may sit between the others (the API takes them, Claude Code sends them); user
+  // and assistant turns still alternate around them.
+  let previous: unknown = null;
   for (let i = 0; i < body.messages.length; i++) {
     const role = body.messages[i]?.role;
-    if (role !== 'user' && role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
-    if (i > 0 && body.messages[i - 1]?.role === role) return 'messages: roles must alternate between "user" and "assistant"';
+    if (role === 'system' && i > 0) continue;
+    if (role !== 'user' && role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'${i > 0 ? " or 'system'" : ''}`;
+    if (previous === role) return 'messages: roles must alternate between "user" and "assistant"';
+    previous = role;
   }
   return null;
 }
@@ -127,8 +134,31 @@ async function reply(res: ServerResponse, fake: FakeUpstream, body: AnthropicFak
   res.end(JSON.stringify(message));
 }
 
+/** What the fake's count_tokens answers: 100 + 10 per message (a count no tokenizer would give by chance). */
+export function fakeCountedTokens(messages: number): number {
+  return 100 + 10 * messages;
+}
+
+/** POST /v1/messages/count_tokens: the same checks (no max_tokens), `{input_tokens}`; `error` mode applies. */
+function countTokens(req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) {
+  const body = req.json as AnthropicFakeRequest | undefined;
+  if (!body || typeof body !== 'object') return sendError(res, 400, 'request body must be a JSON object');
+  if ('max_tokens' in body || 'stream' in body) return sendError(res, 400, 'max_tokens: Extra inputs are not permitted');
+  const problem = invalid({ ...body, max_tokens: 1 });
+  if (problem) return sendError(res, 400, problem);
+  if (fake.mode.kind === 'error') return sendError(res, fake.mode.status, fake.mode.message ?? 'fake upstream error');
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ input_tokens: fakeCountedTokens(body.messages!.length) }));
+}
+
 async function handle(req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) {
-  if (req.method !== 'POST' || req.path.split('?')[0] !== '/v1/messages') return sendError(res, 404, `Not found: ${req.method} ${req.path}`);
+  const path = req.path.split('?')[0];
+  if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
+    if (req.headers['x-api-key'] !== 'test-key') return sendError(res, 401, 'invalid x-api-key');
+    if (!req.headers['anthropic-version']) return sendError(res, 400, 'anthropic-version: header is required');
+    return countTokens(req, res, fake);
+  }
+  if (req.method !== 'POST' || path !== '/v1/messages') return sendError(res, 404, `Not found: ${req.method} ${req.path}`);
   if (req.headers['x-api-key'] !== 'test-key') return sendError(res, 401, 'invalid x-api-key');
   if (!req.headers['anthropic-version']) return sendError(res, 400, 'anthropic-version: header is required');
   const body = req.json as AnthropicFakeRequest | undefined;

@@ -3,6 +3,8 @@
  * and `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with `api-key`;
  * `POST {base}/embeddings` and `/openai/deployments/{deployment}/embeddings?api-version=...`
  * likewise (base64 vectors with `encoding_format: "base64"`, as OpenAI sends them).
+ * The Responses API too: `POST {base}/responses` (Bearer) and `POST /openai/v1/responses`
+ * (Azure, `api-key`), whole or streamed (`event:` + `data:` with `sequence_number`, no [DONE]).
  * `baseUrl` ends in /v1 (as OpenAI-compatible base URLs do); `origin` is the Azure resource URL.
  */
 import type { ServerResponse } from 'node:http';
@@ -69,6 +71,7 @@ export interface OpenAiFake extends FakeUpstream {
 export async function startOpenAiFake(): Promise<OpenAiFake> {
   const extraHeaders: Record<string, string> = {};
   const fake = await startFake(async (req: RecordedRequest, res, self) => {
+    if (req.method === 'POST' && (req.path === '/v1/responses' || req.path === '/openai/v1/responses')) return responses(req, res, self, req.path !== '/v1/responses', extraHeaders);
     const azure = req.path.startsWith('/openai/deployments/');
     const embeddings = req.path === '/v1/embeddings' || (azure && /^\/openai\/deployments\/[^/]+\/embeddings\?api-version=/.test(req.path));
     if (req.method !== 'POST' || !(embeddings || req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
@@ -134,4 +137,101 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     res.end('data: [DONE]\n\n');
   });
   return Object.assign(fake, { origin: fake.baseUrl, baseUrl: `${fake.baseUrl}/v1`, extraHeaders });
+}
+
+interface ResponsesBody {
+  model?: string;
+  stream?: boolean;
+  input?: string | Array<{ type?: string; role?: string; content?: unknown }>;
+  tools?: Array<{ type: string; name?: string }>;
+}
+
+function lastUserInput(body: ResponsesBody): string {
+  if (typeof body.input === 'string') return body.input;
+  const last = [...(body.input ?? [])].reverse().find((item) => (item.type === undefined || item.type === 'message') && item.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  if (Array.isArray(last.content)) return (last.content as Array<{ type: string; text?: string }>).filter((p) => p.type === 'input_text').map((p) => p.text).join('');
+  return '';
+}
+
+let responseCount = 0;
+
+/** The Responses API, as OpenAI answers it (the body's own fields echoed, as OpenAI does). */
+async function responses(req: RecordedRequest, res: ServerResponse, self: FakeUpstream, azure: boolean, extraHeaders: Record<string, string>) {
+  const authorised = azure ? req.headers['api-key'] === 'test-key' : req.headers.authorization === 'Bearer test-key';
+  if (!authorised) return error(res, 401, 'Incorrect API key provided');
+  const mode = self.mode;
+  if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
+  const body = req.json as ResponsesBody;
+  if (await misbehave(mode, res, body.stream === true)) return;
+  const n = ++responseCount;
+  const id = `resp_fake${n}_${Date.now().toString(16)}`;
+  const text = mode.kind === 'length' ? 'Hello! You' : replyText(lastUserInput(body));
+  const toolName = body.tools?.find((t) => t.type === 'function')?.name ?? 'get_weather';
+  const status = mode.kind === 'length' ? 'incomplete' : 'completed';
+  const item =
+    mode.kind === 'tool_call'
+      ? { id: `fc_fake${n}`, type: 'function_call', status: 'completed', call_id: 'call_1', name: toolName, arguments: FAKE_TOOL_ARGUMENTS }
+      : { id: `msg_fake${n}`, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  const response = (state: string, output: unknown[], withUsage: boolean) => ({
+    id,
+    object: 'response',
+    created_at: 1_700_000_000,
+    status: state,
+    error: null,
+    incomplete_details: state === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: (req.json as { instructions?: string }).instructions ?? null,
+    max_output_tokens: null,
+    model: `${body.model ?? 'unknown'}-2024-08-06`,
+    output,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: (req.json as { store?: boolean }).store ?? true,
+    temperature: 1,
+    text: { format: { type: 'text' } },
+    tool_choice: 'auto',
+    tools: body.tools ?? [],
+    top_p: 1,
+    truncation: 'disabled',
+    usage: withUsage && mode.kind !== 'no_usage' ? { input_tokens: FAKE_PROMPT_TOKENS, input_tokens_details: { cached_tokens: 0 }, output_tokens: FAKE_COMPLETION_TOKENS, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: FAKE_PROMPT_TOKENS + FAKE_COMPLETION_TOKENS } : null,
+    user: null,
+    metadata: {},
+  });
+
+  if (!body.stream) {
+    if (mode.kind === 'slow') await sleep(mode.delayMs);
+    res.writeHead(200, { 'content-type': 'application/json', ...extraHeaders }).end(JSON.stringify(response(status, [item], true)));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...extraHeaders });
+  let sequence = 0;
+  const send = (type: string, fields: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
+  if (mode.kind === 'slow') await sleep(mode.delayMs);
+  send('response.created', { response: response('in_progress', [], false) });
+  send('response.in_progress', { response: response('in_progress', [], false) });
+  if (item.type === 'function_call') {
+    send('response.output_item.added', { output_index: 0, item: { ...item, arguments: '', status: 'in_progress' } });
+    for (const part of pieces(FAKE_TOOL_ARGUMENTS)) send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: part });
+    send('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: FAKE_TOOL_ARGUMENTS });
+  } else {
+    send('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+    send('response.content_part.added', { item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    const parts = pieces(text);
+    for (let i = 0; i < parts.length; i++) {
+      if (mode.kind === 'slow') await sleep(mode.delayMs);
+      send('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: parts[i], logprobs: [] });
+      if (mode.kind === 'stream_error' && i === 0) {
+        send('error', { code: 'server_error', message: 'fake stream error', param: null });
+        res.end();
+        return;
+      }
+    }
+    send('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text, logprobs: [] });
+    send('response.content_part.done', { item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+  }
+  send('response.output_item.done', { output_index: 0, item });
+  send(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: response(status, [item], true) });
+  res.end();
 }
