@@ -11,7 +11,7 @@
  *
  * Chat-completion requests are the traffic of a gateway, and fastify's request lifecycle is a
  * visible share of what the serving thread spends on each one. So a front answers
- * `POST /v1/chat/completions` (and its aliases), `POST /v1/responses` and `GET /v1/models` — what an API client calls —
+ * `POST /v1/chat/completions` (and its aliases), `POST /v1/responses`, `POST /v1/embeddings` and `GET /v1/models` — what an API client calls —
  * itself, through the same relay gate (src/relay/gate.ts) as fastify's routes. Requests that need fastify's extras
  * go to fastify: maintenance mode (admins still get through there) and bodies that are not JSON
  * (415).
@@ -29,6 +29,7 @@ import { createHttp1Server, type Http1Server } from './http1/server.js';
 import { nodeRelayResponse, type NodeRelayResponse } from './node-relay-response.js';
 import { hasDuplicateAuthorization } from './server.js';
 import { responsesIngress } from '../relay/ingress/responses/index.js';
+import { embeddingsIngress } from '../relay/ingress/embeddings.js';
 
 /** A front server, as app.ts starts and stops it. */
 export type FrontServer = NetServer & { closeIdleConnections(): void };
@@ -38,6 +39,7 @@ const CHAT_PATHS = new Set(['/v1/chat/completions', '/api/v1/chat/completions', 
 const MODELS_PATH = '/v1/models';
 /** The Responses API's create (its stored responses' GET and DELETE are fastify's). */
 const RESPONSES_PATH = '/v1/responses';
+const EMBEDDINGS_PATH = '/v1/embeddings';
 
 /** The exact strings clients send are compared first: cheaper than the pattern on every request. */
 const isJson = (contentType: string | undefined) =>
@@ -48,7 +50,7 @@ const isJson = (contentType: string | undefined) =>
  * for both fronts; called with the request head, before its body is read.
  */
 function answersItself(ctx: AppContext, method: string, path: string, contentType: string | undefined): boolean {
-  return ((method === 'POST' && (CHAT_PATHS.has(path) || path === RESPONSES_PATH) && isJson(contentType)) || (method === 'GET' && path === MODELS_PATH)) && !ctx.views.maintenance.state.enabled;
+  return ((method === 'POST' && (CHAT_PATHS.has(path) || path === RESPONSES_PATH || path === EMBEDDINGS_PATH) && isJson(contentType)) || (method === 'GET' && path === MODELS_PATH)) && !ctx.views.maintenance.state.enabled;
 }
 
 const CHAT_OPTIONS = Object.freeze({ deprecatedAlias: false });
@@ -94,7 +96,7 @@ function relayAnswerer(ctx: AppContext): (exchange: FrontExchange, response: Fro
   /**
    * The metrics' label set of each (method, route, status) answered, made once: an object and a
    * status string fewer per request. Found by status, then by a scan of that status's few sets
-   * (no key string to build and hash). Bounded: `answersItself` admits five paths and two methods.
+   * (no key string to build and hash). Bounded: `answersItself` admits six paths and two methods.
    */
   const labelSetsByStatus = new Map<number, RequestLabels[]>();
   const labelsOf = (method: string, route: string, status: number): RequestLabels => {
@@ -120,6 +122,10 @@ function relayAnswerer(ctx: AppContext): (exchange: FrontExchange, response: Fro
       const body = parseJsonBody(exchange.body(), maxJsonDepth);
       if (path === RESPONSES_PATH) {
         await ctx.gate.pass(responses, request, response, body);
+        return;
+      }
+      if (path === EMBEDDINGS_PATH) {
+        await ctx.gate.pass(embeddingsIngress, request, response, body);
         return;
       }
       await ctx.gate.chatCompletions(request, response, body, path === '/v1/chat' ? DEPRECATED_CHAT_OPTIONS : CHAT_OPTIONS);

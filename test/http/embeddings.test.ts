@@ -346,3 +346,33 @@ describe.each(MODES.map((m) => [m.name, m] as const))('embeddings: keys, usage, 
     expect(caps).toEqual({ 'bge-m3': ['embeddings'], 'gpt-4o-mini': ['chat'], 'nomic-embed-text': ['embeddings'], 'text-embedding-3-small': ['embeddings'] });
   });
 });
+
+describe.each(['lean', 'node', 'fastify'])('POST /v1/embeddings on the %s front server', (front) => {
+  let s: RunningApp;
+  let openai: OpenAiFake;
+
+  beforeAll(async () => {
+    openai = await startOpenAiFake();
+    s = await startApp({ HEALTH_CHECK_ENABLED: 'false', RELAY_MAX_RETRIES: '0', RELAY_HTTP_SERVER: front });
+    await createChannel(s, { type: 'openai', base_url: openai.baseUrl, models: ['front-embed'] });
+  });
+  afterAll(async () => {
+    await s.close();
+    await openai.close();
+  });
+
+  it('answers the SDK, refuses what it cannot take, and records one usage event each', async () => {
+    const usageBefore = (await usageEvents(s)).length;
+    const answer = await sdk(s).embeddings.create({ model: 'front-embed', input: `front ${front}` });
+    expect(answer.data[0]!.embedding).toEqual(fakeEmbedding(`front ${front}`));
+    const refused = await call(`${s.url}/v1/embeddings`, { token: s.userToken, body: { model: 'front-embed', input: [[1, 2, 3]] } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 'unsupported_parameter', param: 'input' });
+    expect(refused.headers.get('x-request-id')).toBeTruthy();
+    const events = (await usageEvents(s)).slice(usageBefore);
+    expect(events.map((e) => [e.status, e.model_requested, e.completion_tokens])).toEqual([
+      [200, 'front-embed', 0],
+      [400, 'front-embed', 0],
+    ]);
+  });
+});

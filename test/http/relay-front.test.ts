@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { Agent, Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeEmbedding } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
 import { createChannel, sdk, usageEvents } from '../support/relay.js';
@@ -80,6 +81,8 @@ describe.each([
       let text = '';
       for await (const chunk of await client.chat.completions.create({ ...CHAT, stream: true })) text += chunk.choices[0]?.delta.content ?? '';
       expect(text).toBe('Hello! You said: hello front');
+      const embedded = await client.embeddings.create({ model: 'gpt-4o-mini', input: 'hello front', encoding_format: 'float' });
+      expect(embedded.data[0]!.embedding).toEqual(fakeEmbedding('hello front'));
     } finally {
       await dispatcher.close();
     }
