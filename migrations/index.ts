@@ -15,6 +15,7 @@ import * as projectionQuarantine from './0060_projection_quarantine.js';
 import * as liveViewSnapshots from './0100_live_view_snapshots.js';
 import * as responses from './0110_responses.js';
 import * as relaySettings from './0120_relay_settings.js';
+import * as dataKeys from './0130_data_keys.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0100_live_view_snapshots': liveViewSnapshots,
   '0110_responses': responses,
   '0120_relay_settings': relaySettings,
+  '0130_data_keys': dataKeys,
 };

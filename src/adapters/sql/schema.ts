@@ -417,7 +417,17 @@ export interface BillingKeySpendTable {
   updated_at: string;
 }
 
+/** Data keys (migration 0130; src/adapters/data-keys/sql.ts): not a projection, never rebuilt. */
+export interface DataKeysTable {
+  scope: string;
+  /** The key sealed with SECRET (src/crypto/secret-box.ts); NULL once destroyed. */
+  sealed_key: string | null;
+  created_at: string;
+  destroyed_at: string | null;
+}
+
 export interface ReadModelTables {
+  data_keys: DataKeysTable;
   projection_checkpoints: ProjectionCheckpointsTable;
   projection_quarantine: ProjectionQuarantineTable;
   live_view_snapshots: LiveViewSnapshotsTable;
