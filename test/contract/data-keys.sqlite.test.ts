@@ -47,6 +47,15 @@ describe('SqlDataKeys on SQLite: destroyed key bytes do not linger in the file',
     expect(await keys.get('conversation:neighbour-7')).toHaveLength(32);
   });
 
+  it('also when the key is destroyed while its page is still in the WAL (not checkpointed yet)', async () => {
+    const { keys, file, sealedOf } = await open();
+    await keys.create('conversation:fresh');
+    const sealed = Buffer.from(await sealedOf('conversation:fresh'));
+    expect(existsSync(`${file}-wal`) && readFileSync(`${file}-wal`).includes(sealed)).toBe(true);
+    await keys.destroy('conversation:fresh');
+    expect(databaseBytes(file).includes(sealed)).toBe(false);
+  });
+
   it('a plain DELETE (secure_delete off) leaves the bytes in the page: why destroy turns it on', async () => {
     const { db, keys, file, sealedOf } = await open();
     for (let i = 0; i < 20; i++) await keys.create(`conversation:neighbour-${i}`);
