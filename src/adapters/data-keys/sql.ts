@@ -6,7 +6,7 @@
  * Destroying deletes the row and leaves a tombstone without key bytes. On SQLite a plain DELETE
  * leaves the row's bytes in the page's free space (and the WAL keeps the page as it was), so the
  * delete runs with `secure_delete` on (SQLite zeroes what it frees) and is followed by a WAL
- * checkpoint that truncates the WAL (docs/decisions/0140-crypto-shredding.md).
+ * checkpoint that truncates the WAL (docs/decisions/0120-crypto-shredding.md).
  */
 import { randomBytes } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
