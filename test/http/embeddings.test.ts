@@ -4,12 +4,9 @@
  * fallback to another channel; GET /v1/models capabilities; and, in both modes, key policies,
  * one usage event per request (prompt tokens only) and the charge in the ledger.
  */
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { countTokens } from '../../src/relay/tokens.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { BEDROCK_API_KEY, startBedrockFake } from '../support/fake-upstreams/bedrock.js';
 import { startCohereFake } from '../support/fake-upstreams/cohere.js';
@@ -18,6 +15,7 @@ import { startGeminiFake } from '../support/fake-upstreams/gemini.js';
 import { startOllamaFake } from '../support/fake-upstreams/ollama.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { createChannel, sdk, usageEvents } from '../support/relay.js';
+import { appModes } from '../support/modes.js';
 import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
@@ -198,47 +196,8 @@ describe('POST /v1/embeddings on every kind that embeds', () => {
   });
 });
 
-interface Mode {
-  name: string;
-  enabled: boolean;
-  env(): { env: Record<string, string>; cleanup(): Promise<void> };
-}
 
-const MODES: Mode[] = [
-  { name: 'embedded', enabled: true, env: () => ({ env: {}, cleanup: async () => undefined }) },
-  {
-    name: 'distributed',
-    enabled: services.nats && services.postgres && services.redis,
-    env: () => {
-      const suffix = uniqueSuffix();
-      const stream = `SYTEST_${suffix}`;
-      const { config: db, cleanup: dropDatabase } = readModelConfig('postgres', urls);
-      const redis = new URL(urls.redis);
-      if (db.kind !== 'postgres') throw new Error('expected a PostgreSQL read model');
-      return {
-        env: {
-          NATS_URL: urls.nats,
-          NATS_STREAM: stream,
-          SQLDB_DIALECT: 'postgres',
-          SQLDB_HOST: db.host,
-          SQLDB_PORT: String(db.port),
-          SQLDB_USER: db.user,
-          SQLDB_PASSWORD: db.password,
-          SQLDB_NAME: db.database,
-          CACHE_HOST: redis.hostname,
-          CACHE_PORT: redis.port || '6379',
-          CACHE_PREFIX: `sytest:${suffix}:`,
-        },
-        cleanup: async () => {
-          await dropDatabase();
-          const nc = await connect({ servers: urls.nats });
-          await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-          await nc.close();
-        },
-      };
-    },
-  },
-];
+const MODES = appModes(services, urls, 'postgres');
 
 describe.each(MODES.map((m) => [m.name, m] as const))('embeddings: keys, usage, billing, fallback (%s)', (_name, mode) => {
   let s: RunningApp;

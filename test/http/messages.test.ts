@@ -6,20 +6,17 @@
  * request. The common cases run in the distributed mode too (NATS + MariaDB + Redis).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { ChannelType } from '../../src/relay/channel.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { fakeCountedTokens, startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { BEDROCK_API_KEY, startBedrockFake } from '../support/fake-upstreams/bedrock.js';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, type FakeUpstream } from '../support/fake-upstreams/fake.js';
 import { startGeminiFake } from '../support/fake-upstreams/gemini.js';
 import { startOllamaFake } from '../support/fake-upstreams/ollama.js';
 import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
+import { distributedEnv } from '../support/modes.js';
 import { createChannel, usageEvents } from '../support/relay.js';
-import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
@@ -526,32 +523,7 @@ suite('embedded', () => ({ env: {}, cleanup: async () => undefined }), true, ['a
 
 suite(
   'distributed',
-  () => {
-    const suffix = uniqueSuffix();
-    const stream = `SYMSG_${suffix}`;
-    const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
-    const redis = new URL(urls.redis);
-    if (db.kind !== 'mysql') throw new Error('expected a MariaDB read model');
-    const env = {
-      NATS_URL: urls.nats,
-      NATS_STREAM: stream,
-      SQLDB_HOST: db.host,
-      SQLDB_PORT: String(db.port),
-      SQLDB_USER: db.user,
-      SQLDB_PASSWORD: db.password,
-      SQLDB_NAME: db.database,
-      CACHE_HOST: redis.hostname,
-      CACHE_PORT: redis.port || '6379',
-      CACHE_PREFIX: `sytest:${suffix}:`,
-    };
-    const cleanup = async () => {
-      await dropDatabase();
-      const nc = await connect({ servers: urls.nats });
-      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-      await nc.close();
-    };
-    return { env, cleanup };
-  },
+  () => distributedEnv(urls),
   services.nats && services.mysql && services.redis,
   ['openai', 'anthropic'],
 );

@@ -11,49 +11,18 @@
  *   counts it, audit replay reports it, a restart does not stall, the admin API lists and replays.
  */
 import { rmSync } from 'node:fs';
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UsageRecorded } from '../../src/commands/usage/events.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
+import { distributedEnv } from '../support/modes.js';
 import { createChannel, usageEvents } from '../support/relay.js';
-import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
 
 /** Every name a plain object answers for without having it. */
 const PROTOTYPE_NAMES = [...new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__'])];
-
-function distributedEnv(): { env: Record<string, string>; cleanup: () => Promise<void> } {
-  const suffix = uniqueSuffix();
-  const stream = `SYTEST_${suffix}`;
-  const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
-  const redis = new URL(urls.redis);
-  if (db.kind !== 'mysql') throw new Error('unreachable');
-  return {
-    env: {
-      NATS_URL: urls.nats,
-      NATS_STREAM: stream,
-      SQLDB_HOST: db.host,
-      SQLDB_PORT: String(db.port),
-      SQLDB_USER: db.user,
-      SQLDB_PASSWORD: db.password,
-      SQLDB_NAME: db.database,
-      CACHE_HOST: redis.hostname,
-      CACHE_PORT: redis.port || '6379',
-      CACHE_PREFIX: `sytest:${suffix}:`,
-    },
-    cleanup: async () => {
-      await dropDatabase();
-      const nc = await connect({ servers: urls.nats });
-      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-      await nc.close();
-    },
-  };
-}
 
 const modes: Array<[string, boolean]> = [
   ['embedded', true],
@@ -71,7 +40,7 @@ describe.each(modes)('Object.prototype names and poison events (%s)', (mode, ena
 
   beforeAll(async () => {
     if (!enabled) return;
-    if (mode === 'distributed') ({ env, cleanup } = distributedEnv());
+    if (mode === 'distributed') ({ env, cleanup } = distributedEnv(urls));
     upstream = await startOpenAiFake();
     s = await startApp(env);
     await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['gpt-a'], model_mapping: { fast: 'gpt-a' } });

@@ -5,64 +5,21 @@
  * request-limit headers on its 429. The official OpenAI SDK is the client, the upstreams are fakes
  * speaking OpenAI's wire format.
  */
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
 import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
+import { appModes } from '../support/modes.js';
 import { createChannel, sdk, usageEvents } from '../support/relay.js';
-import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
 
-interface Mode {
-  name: string;
-  enabled: boolean;
-  /** How many instances share the stores. */
-  instances: number;
-  env(): { env: Record<string, string>; cleanup(): Promise<void> };
-}
 
-const MODES: Mode[] = [
-  { name: 'embedded', enabled: true, instances: 1, env: () => ({ env: {}, cleanup: async () => undefined }) },
-  {
-    name: 'distributed',
-    enabled: services.nats && services.mysql && services.redis,
-    instances: 2,
-    env: () => {
-      const suffix = uniqueSuffix();
-      const stream = `SYTEST_${suffix}`;
-      const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
-      const redis = new URL(urls.redis);
-      if (db.kind !== 'mysql') throw new Error('expected a MariaDB read model');
-      return {
-        env: {
-          NATS_URL: urls.nats,
-          NATS_STREAM: stream,
-          SQLDB_HOST: db.host,
-          SQLDB_PORT: String(db.port),
-          SQLDB_USER: db.user,
-          SQLDB_PASSWORD: db.password,
-          SQLDB_NAME: db.database,
-          CACHE_HOST: redis.hostname,
-          CACHE_PORT: redis.port || '6379',
-          CACHE_PREFIX: `sytest:${suffix}:`,
-        },
-        cleanup: async () => {
-          await dropDatabase();
-          const nc = await connect({ servers: urls.nats });
-          await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-          await nc.close();
-        },
-      };
-    },
-  },
-];
+/** The distributed mode runs two instances on the same stores. */
+const MODES = appModes(services, urls).map((mode) => ({ ...mode, instances: mode.name === 'distributed' ? 2 : 1 }));
 
 const hello = [{ role: 'user' as const, content: 'hi' }];
 

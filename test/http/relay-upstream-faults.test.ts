@@ -7,14 +7,11 @@
  */
 import { createServer, type AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { createChannel, usageEvents } from '../support/relay.js';
-import { uniqueSuffix } from '../support/services.js';
+import { appModes } from '../support/modes.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
@@ -37,46 +34,8 @@ function deferred() {
   return { promise, resolve };
 }
 
-interface Mode {
-  name: string;
-  enabled: boolean;
-  env(): { env: Record<string, string>; cleanup(): Promise<void> };
-}
 
-const MODES: Mode[] = [
-  { name: 'embedded', enabled: true, env: () => ({ env: {}, cleanup: async () => undefined }) },
-  {
-    name: 'distributed',
-    enabled: services.nats && services.mysql && services.redis,
-    env: () => {
-      const suffix = uniqueSuffix();
-      const stream = `SYTEST_${suffix}`;
-      const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
-      const redis = new URL(urls.redis);
-      if (db.kind !== 'mysql') throw new Error('expected a MariaDB read model');
-      return {
-        env: {
-          NATS_URL: urls.nats,
-          NATS_STREAM: stream,
-          SQLDB_HOST: db.host,
-          SQLDB_PORT: String(db.port),
-          SQLDB_USER: db.user,
-          SQLDB_PASSWORD: db.password,
-          SQLDB_NAME: db.database,
-          CACHE_HOST: redis.hostname,
-          CACHE_PORT: redis.port || '6379',
-          CACHE_PREFIX: `sytest:${suffix}:`,
-        },
-        cleanup: async () => {
-          await dropDatabase();
-          const nc = await connect({ servers: urls.nats });
-          await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-          await nc.close();
-        },
-      };
-    },
-  },
-];
+const MODES = appModes(services, urls);
 
 describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_name, mode) => {
   let s: RunningApp;

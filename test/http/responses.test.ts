@@ -5,21 +5,18 @@
  * (retrieve, delete, previous_response_id chains) per user, embedded and on two distributed
  * instances.
  */
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { ChannelType } from '../../src/relay/channel.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { BEDROCK_API_KEY, startBedrockFake } from '../support/fake-upstreams/bedrock.js';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, type FakeUpstream } from '../support/fake-upstreams/fake.js';
 import { startGeminiFake } from '../support/fake-upstreams/gemini.js';
 import { startOllamaFake } from '../support/fake-upstreams/ollama.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
+import { distributedEnv } from '../support/modes.js';
 import { createChannel, sdk, usageEvents } from '../support/relay.js';
-import { uniqueSuffix } from '../support/services.js';
 
 interface Kind {
   type: ChannelType;
@@ -349,23 +346,9 @@ const urls = inject('serviceUrls');
 
 describe.each(['mysql', 'postgres'] as const)('the Responses API on two instances (NATS + %s + Redis)', (dialect) => {
   const enabled = services.nats && services[dialect] && services.redis;
-  const suffix = uniqueSuffix();
-  const stream = `SYTEST_RESP_${suffix}`;
-  const { config: db, cleanup: dropDatabase } = readModelConfig(dialect, urls);
-  const redis = new URL(urls.redis);
-  const server = db.kind === 'sqlite' ? null : db;
+  const { env: stores, cleanup: dropStores } = distributedEnv(urls, dialect);
   const env = {
-    NATS_URL: urls.nats,
-    NATS_STREAM: stream,
-    SQLDB_DIALECT: dialect,
-    SQLDB_HOST: server?.host ?? '',
-    SQLDB_PORT: String(server?.port ?? ''),
-    SQLDB_USER: server?.user ?? '',
-    SQLDB_PASSWORD: server?.password ?? '',
-    SQLDB_NAME: server?.database ?? '',
-    CACHE_HOST: redis.hostname,
-    CACHE_PORT: redis.port || '6379',
-    CACHE_PREFIX: `sytest:${suffix}:`,
+    ...stores,
     HEALTH_CHECK_ENABLED: 'false',
     RELAY_MAX_RETRIES: '0',
   };
@@ -386,10 +369,7 @@ describe.each(['mysql', 'postgres'] as const)('the Responses API on two instance
     if (!enabled) return;
     await a?.close();
     await b?.close();
-    await dropDatabase();
-    const nc = await connect({ servers: urls.nats });
-    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-    await nc.close();
+    await dropStores();
     await Promise.all([openai?.close(), anthropic?.close()]);
   });
 

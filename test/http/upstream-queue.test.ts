@@ -6,52 +6,16 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
-import { readModelConfig } from '../support/databases.js';
 import { createChannel, usageEvents } from '../support/relay.js';
-import { uniqueSuffix } from '../support/services.js';
+import { appModes } from '../support/modes.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
 
 /** Embedded, and distributed (NATS, MariaDB, Redis) where those run: the usage event travels differently. */
-const MODES = [
-  { name: 'embedded', enabled: true, env: () => ({ env: {} as Record<string, string>, cleanup: async () => undefined }) },
-  {
-    name: 'distributed',
-    enabled: services.nats && services.mysql && services.redis,
-    env: () => {
-      const suffix = uniqueSuffix();
-      const stream = `SYTEST_${suffix}`;
-      const { config: db, cleanup: dropDatabase } = readModelConfig('mysql', urls);
-      const redis = new URL(urls.redis);
-      if (db.kind !== 'mysql') throw new Error('expected a MariaDB read model');
-      return {
-        env: {
-          NATS_URL: urls.nats,
-          NATS_STREAM: stream,
-          SQLDB_HOST: db.host,
-          SQLDB_PORT: String(db.port),
-          SQLDB_USER: db.user,
-          SQLDB_PASSWORD: db.password,
-          SQLDB_NAME: db.database,
-          CACHE_HOST: redis.hostname,
-          CACHE_PORT: redis.port || '6379',
-          CACHE_PREFIX: `sytest:${suffix}:`,
-        } as Record<string, string>,
-        cleanup: async () => {
-          await dropDatabase();
-          const nc = await connect({ servers: urls.nats });
-          await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
-          await nc.close();
-        },
-      };
-    },
-  },
-];
+const MODES = appModes(services, urls);
 
 const COMPLETION = JSON.stringify({
   id: 'c1',
