@@ -13,6 +13,7 @@
  * - A stream's reasoning (`reasoning_content` / `reasoning` deltas, which some OpenAI-compatible
  *   servers send) becomes a thinking block without a signature.
  */
+import { SseParser } from '../../sse.js';
 import type { ChatCompletion, ChatCompletionChunk, FinishReason, Usage } from '../../schema.js';
 import type { AnswerTranslation, StreamTranslator } from '../../translation.js';
 import { anthropicErrorType } from './errors.js';
@@ -95,33 +96,20 @@ export class MessagesStreamTranslator implements StreamTranslator {
   private readonly callBlocks = new Map<number, number>();
   private stopReason: StopReason = 'end_turn';
   private usage: Usage | null = null;
-  /** The text after the last complete event of the previous push. */
-  private pending = '';
+  private readonly parser = new SseParser();
 
   constructor(private model: string) {}
 
   push(sse: string): string {
-    if (this.finished) return '';
-    // Whole events are promised; a piece without its blank line waits for the rest all the same.
-    const text = this.pending + sse;
-    const end = text.lastIndexOf('\n\n');
-    if (end === -1) {
-      this.pending = text;
-      return '';
-    }
-    this.pending = text.slice(end + 2);
     let out = '';
-    for (const raw of text.slice(0, end).split('\n\n')) {
+    for (const event of this.parser.push(sse)) {
       if (this.finished) break;
-      out += this.event(raw);
+      out += this.event(event.data);
     }
     return out;
   }
 
-  private event(raw: string): string {
-    // The relay writes each event as `data: <payload>\n\n`: the payload is the rest (newlines included).
-    if (!raw.startsWith('data:')) return '';
-    const data = raw.slice(raw.charCodeAt(5) === 32 ? 6 : 5);
+  private event(data: string): string {
     if (data === '[DONE]') return this.done();
     let parsed: (ChatCompletionChunk & { error?: undefined }) | { error: { message?: unknown; code?: unknown; type?: unknown } };
     try {
