@@ -100,6 +100,23 @@ describe('conversations decider', () => {
     spec.given([started]).when({ type: 'RenameConversation', title: renamed }).then([{ type: 'ConversationRenamed', data: { title: renamed } }]);
   });
 
+  it('a generated title never replaces one the conversation has', () => {
+    const generated = seal('Weekend plans');
+    const untitled: ConversationEvent = { ...started, data: { ...started.data, title: null } } as ConversationEvent;
+    spec.given([untitled]).when({ type: 'RenameConversation', title: generated, generated: true }).then([{ type: 'ConversationRenamed', data: { title: generated, generated: true } }]);
+    spec.given([started]).when({ type: 'RenameConversation', title: generated, generated: true }).thenNothingHappened();
+    const renamedByUser: ConversationEvent = { type: 'ConversationRenamed', data: { title: seal('mine') } };
+    spec.given([untitled, renamedByUser]).when({ type: 'RenameConversation', title: generated, generated: true }).thenNothingHappened();
+    spec.given([untitled, { type: 'ConversationRenamed', data: { title: generated, generated: true } }]).when({ type: 'RenameConversation', title: generated, generated: true }).thenNothingHappened();
+  });
+
+  it('regenerate supersedes the assistant replies after the last user message, and nothing when there are none', () => {
+    spec.given(chat).when({ type: 'SupersedeLastReply' }).then([{ type: 'ConversationMessagesSuperseded', data: { superseded_ids: ['m4'], reason: 'regenerate' } }]);
+    expect(spec.given([...chat, { type: 'ConversationMessagesSuperseded', data: { superseded_ids: ['m4'], reason: 'regenerate' } }]).state.messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm3']);
+    spec.given(chat.slice(0, 4)).when({ type: 'SupersedeLastReply' }).thenNothingHappened();
+    spec.given([...chat, deleted]).when({ type: 'SupersedeLastReply' }).thenThrows(NotFoundError, { code: 'conversation_not_found' });
+  });
+
   it('changes only the settings that differ, and clears with null', () => {
     spec
       .given([started])

@@ -37,6 +37,8 @@ export interface ConversationState {
   settings: ConversationSettings;
   pinned: boolean;
   archived: boolean;
+  /** A title is set (given at start, renamed, or generated): a generated title never replaces it. */
+  titled: boolean;
   /** The conversation as it reads now, oldest first (superseded messages left out). */
   messages: readonly CurrentMessage[];
   /** Every message id the stream ever appended, superseded ones included (ids are never reused). */
@@ -57,13 +59,16 @@ export type ConversationCommand =
       latencyMs?: number | null;
       usageRequestId?: string | null;
     }
-  | { type: 'RenameConversation'; title: SealedText }
+  /** `generated`: a title made after the first exchange; ignored once the conversation has a title. */
+  | { type: 'RenameConversation'; title: SealedText; generated?: boolean }
   | { type: 'ChangeConversationSettings'; changes: Partial<ConversationSettings> }
   | { type: 'PinConversation' }
   | { type: 'UnpinConversation' }
   | { type: 'ArchiveConversation' }
   | { type: 'UnarchiveConversation' }
   | { type: 'EditMessage'; messageId: string; content: SealedText }
+  /** Regenerate: the assistant replies after the last user message leave the conversation (none: nothing). */
+  | { type: 'SupersedeLastReply' }
   | { type: 'DeleteConversation'; by: string | null };
 
 const NO_SETTINGS: ConversationSettings = { model: null, presetId: null, temperature: null, maxTokens: null, systemPrompt: null };
@@ -122,7 +127,7 @@ function live(state: ConversationState): void {
 
 export const conversations: Decider<ConversationCommand, ConversationState, ConversationEvent> = {
   category: 'conversation',
-  initialState: { status: 'none', tenantId: null, userId: null, settings: NO_SETTINGS, pinned: false, archived: false, messages: [], messageIds: new Set() },
+  initialState: { status: 'none', tenantId: null, userId: null, settings: NO_SETTINGS, pinned: false, archived: false, titled: false, messages: [], messageIds: new Set() },
   events: ConversationEvent,
 
   decide(command, state) {
@@ -162,9 +167,12 @@ export const conversations: Decider<ConversationCommand, ConversationState, Conv
           },
         ];
       }
-      case 'RenameConversation':
+      case 'RenameConversation': {
         live(state);
-        return [{ type: 'ConversationRenamed', data: { title: sealed(command.title, 'title') } }];
+        const title = sealed(command.title, 'title');
+        if (command.generated === true) return state.titled ? [] : [{ type: 'ConversationRenamed', data: { title, generated: true } }];
+        return [{ type: 'ConversationRenamed', data: { title } }];
+      }
       case 'ChangeConversationSettings': {
         live(state);
         checkSettings(command.changes);
@@ -192,6 +200,13 @@ export const conversations: Decider<ConversationCommand, ConversationState, Conv
         if (state.messages[at]!.role !== 'user') throw new BadRequestError('only user messages can be edited', 'message_not_editable', 'message_id');
         return [{ type: 'ConversationMessageEdited', data: { message_id: command.messageId, content, superseded_ids: state.messages.slice(at + 1).map((m) => m.id) } }];
       }
+      case 'SupersedeLastReply': {
+        live(state);
+        let at = state.messages.length;
+        while (at > 0 && state.messages[at - 1]!.role === 'assistant') at -= 1;
+        const ids = state.messages.slice(at).map((m) => m.id);
+        return ids.length === 0 ? [] : [{ type: 'ConversationMessagesSuperseded', data: { superseded_ids: ids, reason: 'regenerate' } }];
+      }
       case 'DeleteConversation':
         if (state.status === 'deleted') return [];
         live(state);
@@ -203,7 +218,7 @@ export const conversations: Decider<ConversationCommand, ConversationState, Conv
     switch (event.type) {
       case 'ConversationStarted': {
         const { conversation_id: _id, tenant_id, user_id, title: _title, ...settings } = event.data;
-        return { ...state, status: 'active', tenantId: tenant_id, userId: user_id, settings: { ...NO_SETTINGS, ...fromData(settings) } };
+        return { ...state, status: 'active', tenantId: tenant_id, userId: user_id, titled: event.data.title !== null, settings: { ...NO_SETTINGS, ...fromData(settings) } };
       }
       case 'ConversationMessageAppended':
         return {
@@ -212,7 +227,7 @@ export const conversations: Decider<ConversationCommand, ConversationState, Conv
           messageIds: new Set(state.messageIds).add(event.data.message_id),
         };
       case 'ConversationRenamed':
-        return state;
+        return state.titled ? state : { ...state, titled: true };
       case 'ConversationSettingsChanged':
         return { ...state, settings: { ...state.settings, ...fromData(event.data) } };
       case 'ConversationPinned':
@@ -223,6 +238,7 @@ export const conversations: Decider<ConversationCommand, ConversationState, Conv
         return { ...state, archived: true };
       case 'ConversationUnarchived':
         return { ...state, archived: false };
+      case 'ConversationMessagesSuperseded':
       case 'ConversationMessageEdited': {
         const superseded = new Set(event.data.superseded_ids);
         return { ...state, messages: state.messages.filter((m) => !superseded.has(m.id)) };

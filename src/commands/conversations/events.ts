@@ -62,7 +62,8 @@ export const ConversationMessageAppended = z.object({
   }),
 });
 
-export const ConversationRenamed = z.object({ type: z.literal('ConversationRenamed'), data: z.object({ title: SealedTextSchema }) });
+/** `generated`: a title made after the first exchange (a user's own title is never replaced by one). */
+export const ConversationRenamed = z.object({ type: z.literal('ConversationRenamed'), data: z.object({ title: SealedTextSchema, generated: z.boolean().optional() }) });
 
 /** Only the settings that changed. */
 export const ConversationSettingsChanged = z.object({ type: z.literal('ConversationSettingsChanged'), data: ConversationSettingsData.partial() });
@@ -85,6 +86,15 @@ export const ConversationMessageEdited = z.object({
   }),
 });
 
+/**
+ * Messages taken out of the conversation without an edit (regenerate: the last assistant reply,
+ * replaced by the reply that follows). Still in the log, no longer current.
+ */
+export const ConversationMessagesSuperseded = z.object({
+  type: z.literal('ConversationMessagesSuperseded'),
+  data: z.object({ superseded_ids: z.array(z.string()), reason: z.string() }),
+});
+
 /** The conversation is gone; its data key is destroyed beside this event, so its texts are too. */
 export const ConversationDeleted = z.object({ type: z.literal('ConversationDeleted'), data: z.object({ by: z.string().nullable() }) });
 
@@ -98,6 +108,7 @@ export const ConversationEvent = z.discriminatedUnion('type', [
   ConversationArchived,
   ConversationUnarchived,
   ConversationMessageEdited,
+  ConversationMessagesSuperseded,
   ConversationDeleted,
 ]);
 export type ConversationEvent = z.infer<typeof ConversationEvent>;
@@ -112,5 +123,6 @@ export const CONVERSATION_EVENT_TYPES = [
   'ConversationArchived',
   'ConversationUnarchived',
   'ConversationMessageEdited',
+  'ConversationMessagesSuperseded',
   'ConversationDeleted',
 ] as const satisfies ReadonlyArray<ConversationEvent['type']>;
