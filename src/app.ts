@@ -26,6 +26,7 @@ import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
 import { projections } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
+import { SqlDataKeys } from './adapters/data-keys/sql.js';
 import { loadTenants, loadUser, loadUserByEmail, loadUsers } from './queries/accounts.js';
 import { loadChannelRows } from './queries/channels.js';
 import { seedQuotaCounters } from './queries/quota-counters.js';
@@ -197,6 +198,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       session: (id) => sql.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst(),
     },
     secrets,
+    dataKeys: new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys')),
     keyGate,
     billing,
     gate,

@@ -105,6 +105,11 @@ export const accountsProjection: Projection = {
       }
       case 'MfaTotpUsed':
         return;
+      case 'UserDeleted':
+        // Gone from every list and lookup (login by email finds nothing; the address may be reused).
+        await trx.deleteFrom('user_roles').where('user_id', '=', id).execute();
+        await trx.deleteFrom('users').where('id', '=', id).execute();
+        return;
     }
   },
   async reset(trx) {

@@ -14,7 +14,8 @@ export interface AccessState {
   disabledUsers: Set<string>;
   /**
    * Every user that exists: its tenant and current role (tokens carry the role they were issued
-   * with). One small entry per user of the installation; users are never deleted.
+   * with). One small entry per user of the installation; a deleted user has none (its tokens are
+   * refused as naming no user).
    */
   users: Map<string, { tenantId: string; role: Role }>;
 }
@@ -54,6 +55,11 @@ export const accessLiveView: LiveViewDefinition<AccessState> = {
         state.disabledUsers.add(userIdOf(stored.stream));
         break;
       case 'UserEnabled':
+        state.disabledUsers.delete(userIdOf(stored.stream));
+        break;
+      case 'UserDeleted':
+        // As the read model after the deletion, which is what a restart loads.
+        state.users.delete(userIdOf(stored.stream));
         state.disabledUsers.delete(userIdOf(stored.stream));
         break;
     }

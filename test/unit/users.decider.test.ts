@@ -1,6 +1,6 @@
 /** Given / when / then over the user decider and the email reservation decider. */
 import { describe, expect, it } from 'vitest';
-import { emailReservationId, userEmails, users } from '../../src/commands/users/decider.js';
+import { emailReservationId, userEmails, users, type UserCommand } from '../../src/commands/users/decider.js';
 import type { EmailEvent, UserEvent } from '../../src/commands/users/events.js';
 import { ConflictError, DomainError, NotFoundError } from '../../src/errors.js';
 import { DeciderSpec } from '../support/decider-spec.js';
@@ -79,6 +79,27 @@ describe('user decider', () => {
     spec.given([created, enrolled]).when({ type: 'ResetMfa', by: 'admin-1' }).then([{ type: 'MfaDisabled', data: { by: 'admin-1' } }]);
     spec.given([created]).when({ type: 'ResetMfa', by: 'admin-1' }).thenNothingHappened();
     spec.given([]).when({ type: 'ResetMfa', by: 'admin-1' }).thenThrows(NotFoundError);
+  });
+  it('deletes a user once, for good: a repeat decides nothing, everything else answers 404, the id is never created again', () => {
+    const deleted: UserEvent = { type: 'UserDeleted', data: { user_id: 'usr_1', by: 'adm' } };
+    spec.given([created]).when({ type: 'DeleteUser', userId: 'usr_1', by: 'adm' }).then([deleted]);
+    spec.given([created, { type: 'UserDisabled', data: { by: 'a' } }]).when({ type: 'DeleteUser', userId: 'usr_1', by: null }).then([{ type: 'UserDeleted', data: { user_id: 'usr_1', by: null } }]);
+    spec.given([created, deleted]).when({ type: 'DeleteUser', userId: 'usr_1', by: 'adm' }).thenNothingHappened();
+    spec.given([]).when({ type: 'DeleteUser', userId: 'usr_1', by: 'adm' }).thenThrows(expect.objectContaining({ code: 'user_not_found' }));
+    const commands: UserCommand[] = [
+      { type: 'EnableUser', by: 'a' },
+      { type: 'DisableUser', by: 'a' },
+      { type: 'ChangeRole', role: 'admin', by: 'a' },
+      { type: 'ChangePassword', passwordHash: HASH },
+      { type: 'SetPreferences', preferences: { theme: 'dark' } },
+      { type: 'StartMfaEnrollment', secretSealed: 'v1.s', recoveryCodeHashes: [] },
+      { type: 'ResetMfa', by: 'a' },
+    ];
+    for (const command of commands) {
+      spec.given([created, deleted]).when(command).thenThrows(NotFoundError);
+    }
+    spec.given([...mfaOn, deleted]).when({ type: 'UseMfa', proof: { kind: 'totp', step: 200 } }).thenThrows(NotFoundError);
+    spec.given([created, deleted]).when({ type: 'CreateUser', userId: 'usr_1', email: 'x@y.z', passwordHash: HASH, role: 'user' }).thenThrows(expect.objectContaining({ code: 'user_exists' }));
   });
 });
 

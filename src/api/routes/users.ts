@@ -16,6 +16,9 @@ import { Role, type Principal } from '../../auth/tokens.js';
 import { base32Decode, newTotpSecret, otpauthUrl, verifyTotp } from '../../auth/totp.js';
 import { sessions } from '../../commands/sessions/decider.js';
 import { createUser } from '../../commands/users/create-user.js';
+import { deleteUser } from '../../commands/users/delete-user.js';
+import { DEFAULT_TENANT } from '../../commands/tenants/decider.js';
+import { ROOT_ADMIN_ID } from '../../bootstrap.js';
 import { users, type UserCommand } from '../../commands/users/decider.js';
 import { AppError, BadRequestError, DomainError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import { activeSessionIds } from '../../queries/sessions.js';
@@ -49,6 +52,15 @@ export const UserView = z.object({
   updated_at: z.string(),
 });
 export type UserView = z.infer<typeof UserView>;
+
+export const DeletedUserView = z.object({
+  id: z.string(),
+  object: z.literal('user'),
+  deleted: z.literal(true),
+  sessions_revoked: z.number().int().describe("the user's sessions this call ended"),
+  api_keys_revoked: z.number().int().describe("the user's API keys this call revoked"),
+  data_keys_destroyed: z.number().int().describe("data keys of the user's conversations this call destroyed"),
+});
 
 export const MeView = z.object({
   id: z.string(),
@@ -228,6 +240,48 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         },
       );
     }
+
+    app.delete(
+      '/v1/admin/users/:user_id',
+      {
+        preHandler: manage,
+        schema: {
+          tags: adminTags,
+          summary: 'Delete a user for good',
+          description:
+            "Refused at once on every instance: no login, no session, no API key works any more; the user leaves the lists (404 afterwards) and the email may be used again. The data keys of the user's conversations are destroyed, so their texts can never be read again, not even from the log. Repeating the call on a deleted user finishes an interrupted deletion (200 again). Admins cannot delete themselves (cannot_delete_self) nor the root admin (cannot_delete_root_admin).",
+          params: UserId,
+          querystring: TenantQuery,
+          response: { 200: DeletedUserView },
+        },
+      },
+      async (request) => {
+        const principal = await requirePrincipal(request, ctx.tokens);
+        const tenantId = scopeOf(principal, request.query.tenant_id);
+        const userId = request.params.user_id;
+        if (userId === principal.userId) throw new DomainError('admins cannot delete themselves', 'cannot_delete_self');
+        // The installation's first admin (ADMIN_EMAIL): deleting it would leave operators locked out for good.
+        if (userId === ROOT_ADMIN_ID && tenantId === DEFAULT_TENANT) throw new DomainError('the root admin cannot be deleted', 'cannot_delete_root_admin');
+        const result = await deleteUser({ commands: ctx.commands, db: ctx.sql.db, dataKeys: ctx.dataKeys }, { userId, tenantId, by: principal.userId }, request.id);
+        const { position } = result;
+        if (position !== null) {
+          await Promise.all([
+            settle(position),
+            ctx.runner.waitFor(position, { projections: ['sessions', 'api_keys'] }),
+            ctx.views.sessions.waitFor(position),
+            ctx.views.keys.waitFor(position),
+          ]);
+        }
+        return {
+          id: userId,
+          object: 'user' as const,
+          deleted: true as const,
+          sessions_revoked: result.sessionsRevoked,
+          api_keys_revoked: result.apiKeysRevoked,
+          data_keys_destroyed: result.dataKeysDestroyed,
+        };
+      },
+    );
 
     app.get('/v1/users/me', { schema: { tags: meTags, summary: 'The calling user', description: 'With its stored preferences and `chat_defaults`, the chat settings in effect (the stored chat keys, defaults for the rest).', response: { 200: MeView } } }, async (request) => meView((await me(request)).row));
 

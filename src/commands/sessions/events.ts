@@ -25,7 +25,7 @@ export const SessionRefreshed = z.object({
 
 export const SessionRevoked = z.object({
   type: z.literal('SessionRevoked'),
-  data: z.object({ reason: z.enum(['logout', 'refresh_token_reused', 'password_changed']), by: z.string().nullable() }),
+  data: z.object({ reason: z.enum(['logout', 'refresh_token_reused', 'password_changed', 'user_deleted']), by: z.string().nullable() }),
 });
 
 export const SessionEvent = z.discriminatedUnion('type', [SessionStarted, SessionRefreshed, SessionRevoked]);

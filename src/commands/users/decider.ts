@@ -24,7 +24,9 @@ export interface MfaState {
 }
 
 export interface UserState {
+  /** Created once; stays true after a deletion (the id is never reused). */
   exists: boolean;
+  deleted: boolean;
   email: string;
   role: Role;
   disabled: boolean;
@@ -48,7 +50,9 @@ export type UserCommand =
   | { type: 'UseMfa'; proof: MfaProof }
   | { type: 'DisableMfa'; proof: MfaProof }
   /** An admin turns a user's multi-factor login off (a lost authenticator); no code needed. */
-  | { type: 'ResetMfa'; by: string | null };
+  | { type: 'ResetMfa'; by: string | null }
+  /** For good; deleting a deleted user decides nothing (a retry finishes what the first call began). */
+  | { type: 'DeleteUser'; userId: string; by: string | null };
 
 /** Email addresses are compared trimmed and lower-cased. */
 export function normalizeEmail(email: string): string {
@@ -57,8 +61,9 @@ export function normalizeEmail(email: string): string {
 
 const NO_MFA: MfaState = { enabled: false, secretSealed: null, recoveryCodeHashes: [], pendingSecretSealed: null, pendingRecoveryCodeHashes: [], lastStep: -1 };
 
+/** The user, unless it never existed or was deleted (both: 404). */
 function existing(state: UserState): UserState {
-  if (!state.exists) throw new NotFoundError('user not found', 'user_not_found');
+  if (!state.exists || state.deleted) throw new NotFoundError('user not found', 'user_not_found');
   return state;
 }
 
@@ -75,7 +80,7 @@ function spend(state: UserState, proof: MfaProof): UserEvent[] {
 
 export const users: Decider<UserCommand, UserState, UserEvent> = {
   category: 'user',
-  initialState: { exists: false, email: '', role: 'user', disabled: false, passwordHash: '', preferences: {}, mfa: NO_MFA },
+  initialState: { exists: false, deleted: false, email: '', role: 'user', disabled: false, passwordHash: '', preferences: {}, mfa: NO_MFA },
   events: UserEvent,
 
   decide(command, state) {
@@ -120,6 +125,9 @@ export const users: Decider<UserCommand, UserState, UserEvent> = {
         // Nothing enabled and no enrollment pending: nothing to reset.
         return mfa.enabled || mfa.pendingSecretSealed !== null ? [{ type: 'MfaDisabled', data: { by: command.by } }] : [];
       }
+      case 'DeleteUser':
+        if (!state.exists) throw new NotFoundError('user not found', 'user_not_found');
+        return state.deleted ? [] : [{ type: 'UserDeleted', data: { user_id: command.userId, by: command.by } }];
     }
   },
 
@@ -158,6 +166,9 @@ export const users: Decider<UserCommand, UserState, UserEvent> = {
         return { ...state, mfa: { ...state.mfa, lastStep: Math.max(state.mfa.lastStep, event.data.step) } };
       case 'MfaRecoveryCodeUsed':
         return { ...state, mfa: { ...state.mfa, recoveryCodeHashes: state.mfa.recoveryCodeHashes.filter((h) => h !== event.data.code_hash) } };
+      case 'UserDeleted':
+        // The email stays in the state: the route releases its reservation (also on a retry).
+        return { ...state, deleted: true, mfa: NO_MFA };
     }
   },
 };

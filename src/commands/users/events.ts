@@ -16,6 +16,11 @@ export const UserDisabled = z.object({ type: z.literal('UserDisabled'), data: z.
 export const UserEnabled = z.object({ type: z.literal('UserEnabled'), data: z.object({ by: z.string().nullable() }) });
 export const UserRoleChanged = z.object({ type: z.literal('UserRoleChanged'), data: z.object({ role: Role, by: z.string().nullable() }) });
 export const PasswordChanged = z.object({ type: z.literal('PasswordChanged'), data: z.object({ password_hash: z.string() }) });
+/**
+ * The user is gone for good: no login, no session, no key, not listed; the id is never reused.
+ * `by`: the admin who deleted it. Readers of other aggregates (conversations) drop the user's data.
+ */
+export const UserDeleted = z.object({ type: z.literal('UserDeleted'), data: z.object({ user_id: z.string(), by: z.string().nullable() }) });
 export const PreferencesChanged = z.object({ type: z.literal('PreferencesChanged'), data: z.object({ preferences: Preferences }) });
 
 /** A new TOTP secret and recovery codes, not in force until a code from the app is verified. */
@@ -44,6 +49,7 @@ export const UserEvent = z.discriminatedUnion('type', [
   MfaDisabled,
   MfaTotpUsed,
   MfaRecoveryCodeUsed,
+  UserDeleted,
 ]);
 export type UserEvent = z.infer<typeof UserEvent>;
 export const USER_EVENT_TYPES = [
@@ -58,6 +64,7 @@ export const USER_EVENT_TYPES = [
   'MfaDisabled',
   'MfaTotpUsed',
   'MfaRecoveryCodeUsed',
+  'UserDeleted',
 ] as const;
 
 /** Reservation of a normalised email address, one stream per address (`useremail-<sha256>`). */
