@@ -5,6 +5,7 @@
  * and the data keys of its conversations are destroyed while everyone else's stay. In the
  * distributed mode the deletion happens on one instance and is checked on the other.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DataKeyDestroyedError } from '../../src/ports/data-keys.js';
 import { call, createUser, loggedInUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
@@ -19,11 +20,15 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
   let a: RunningApp;
   let b: RunningApp;
   let cleanup: () => Promise<void> = async () => undefined;
+  let restartEnv: Record<string, string> = {};
+  /** Data directories of restarted instances (kept by the restart, removed at the end). */
+  const keptDirs: string[] = [];
 
   beforeAll(async () => {
     if (!mode.enabled) return;
     const { env, cleanup: drop } = mode.env();
     cleanup = drop;
+    restartEnv = env;
     a = await startApp(env);
     apps = [a];
     for (let i = 1; i < mode.instances; i++) apps.push(await startApp(env));
@@ -31,6 +36,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
   });
   afterAll(async () => {
     for (const s of apps) await s.close();
+    for (const dir of keptDirs) rmSync(dir, { recursive: true, force: true });
     await cleanup();
   });
 
@@ -165,6 +171,27 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
       const root = await remove(a, a.adminToken, 'usr_root');
       expect(root.json.error.code).toBe('cannot_delete_root_admin');
       expect((await call(`${a.url}/v1/users/me`, { token: a.adminToken })).status).toBe(200);
+    });
+
+    it('stays deleted through a rebuild of the accounts projection and a restart', async () => {
+      const victim = await member();
+      expect((await remove(a, a.adminToken, victim.id)).status).toBe(200);
+      await a.app.ctx.runner.rebuild('accounts');
+      expect((await call(`${a.url}/v1/admin/users/${victim.id}`, { token: a.adminToken })).status).toBe(404);
+      expect((await call(`${a.url}/v1/auth/login`, { body: { email: victim.email, password: TEST_USER_PASSWORD } })).status).toBe(401);
+
+      // The restarted instance loads its views from the read model (or a snapshot), not from the deletion's event.
+      await b.app.close();
+      keptDirs.push(b.dataDir);
+      const restarted = await startApp(restartEnv, { keepDataDir: b.dataDir });
+      apps[apps.indexOf(b)] = restarted;
+      if (a === b) a = restarted;
+      b = restarted;
+      expect((await call(`${b.url}/v1/users/me`, { token: victim.tokens.access_token })).status).toBe(401);
+      expect((await call(`${b.url}/v1/models`, { token: victim.key })).status).toBe(401);
+      expect((await call(`${b.url}/v1/auth/refresh`, { body: { refresh_token: victim.tokens.refresh_token } })).status).toBe(401);
+      const list = (await call(`${b.url}/v1/admin/users`, { token: b.adminToken })).json.data as Array<{ id: string }>;
+      expect(list.map((u) => u.id)).not.toContain(victim.id);
     });
 
     it('is in the OpenAPI document', async () => {

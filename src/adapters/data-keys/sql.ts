@@ -74,6 +74,10 @@ export class SqlDataKeys implements DataKeys {
     const count = await this.database.db.transaction().execute(async (trx) => {
       // SQLite has one connection: the pragma, set inside the transaction, covers only these deletes.
       if (sqlite) await sql`PRAGMA secure_delete = ON`.execute(trx);
+      // SQLite: write before reading. A transaction that read first cannot take the write lock once
+      // another connection (the projector thread's) has committed: SQLITE_BUSY_SNAPSHOT, which no
+      // busy timeout waits out. A write first waits for the lock instead.
+      if (sqlite) await sql`DELETE FROM data_keys WHERE 0`.execute(trx);
       try {
         const scopes = await scopesOf(trx);
         for (const scope of scopes) {
