@@ -14,6 +14,7 @@ import { Metrics } from '../../src/api/metrics.js';
 import { bootstrap, ROOT_ADMIN_ID } from '../../src/bootstrap.js';
 import { CommandBus } from '../../src/commands/bus.js';
 import { loadConfig } from '../../src/config.js';
+import { CHAT_DEFAULTS } from '../../src/conversations/preferences.js';
 import type { Logger } from '../../src/logger.js';
 import { call, login, startApp, TEST_SECRET } from '../support/app.js';
 import { readModelConfig } from '../support/databases.js';
@@ -49,7 +50,7 @@ describe('bootstrap', () => {
       const tokens = await login(s.url, 'root@example.com', 'given-root-password');
       expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 24 * 3600 });
       const me = await call(`${s.url}/v1/users/me`, { token: tokens.access_token });
-      expect(me.json).toEqual({ id: ROOT_ADMIN_ID, email: 'root@example.com', tenant_id: 'default', role: 'admin', permissions: ['*'], mfa_enabled: false, preferences: {} });
+      expect(me.json).toEqual({ id: ROOT_ADMIN_ID, email: 'root@example.com', tenant_id: 'default', role: 'admin', permissions: ['*'], mfa_enabled: false, preferences: {}, chat_defaults: CHAT_DEFAULTS });
       const tenant = await call(`${s.url}/v1/admin/tenants/default`, { token: tokens.access_token });
       expect(tenant.json).toMatchObject({ id: 'default', object: 'tenant', name: 'Default', disabled: false });
       expect(generatedPasswords(lines)).toEqual([]);
