@@ -113,17 +113,18 @@ export interface SyncCursor {
 
 /**
  * The owner's conversations changed after `since`, in log order (ties by id: deleting a user
- * changes all of its conversations at one position). A full sync (position 0) leaves tombstones
+ * changes all of its conversations at one position). A full sync (`since` null) leaves tombstones
  * out: there is nothing on the device to delete.
  */
-export function conversationChanges(db: ReadModelDb, owner: ConversationOwner, since: SyncCursor, limit: number): Promise<ConversationListRow[]> {
+export function conversationChanges(db: ReadModelDb, owner: ConversationOwner, since: SyncCursor | null, limit: number): Promise<ConversationListRow[]> {
+  const from = since ?? { position: 0, id: '' };
   let query = db
     .selectFrom('conversations')
     .select(LIST_COLUMNS)
     .where('user_id', '=', owner.userId)
     .where('tenant_id', '=', owner.tenantId)
-    .where((eb) => eb.or([eb('position', '>', since.position), eb.and([eb('position', '=', since.position), eb('id', '>', since.id)])]));
-  if (since.position === 0) query = query.where('deleted', '=', 0);
+    .where((eb) => eb.or([eb('position', '>', from.position), eb.and([eb('position', '=', from.position), eb('id', '>', from.id)])]));
+  if (since === null) query = query.where('deleted', '=', 0);
   return query.orderBy('position').orderBy('id').limit(limit).execute();
 }
 

@@ -265,8 +265,9 @@ function decodeCursor(cursor: string): number {
   return Number(text.slice(1));
 }
 
-function syncCursorOf(since: string | undefined): SyncCursor {
-  if (since === undefined) return { position: 0, id: '' };
+/** null: a full sync. */
+function syncCursorOf(since: string | undefined): SyncCursor | null {
+  if (since === undefined) return null;
   const [position, id = ''] = since.split('.');
   return { position: Number(position), id };
 }
@@ -457,7 +458,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         return {
           object: 'conversation.sync' as const,
           changes: page.map((row: ConversationListRow) => ({
-            op: row.deleted === 1 ? ('deleted' as const) : Number(row.created_position) > since.position ? ('created' as const) : ('updated' as const),
+            op: row.deleted === 1 ? ('deleted' as const) : Number(row.created_position) > (since?.position ?? 0) ? ('created' as const) : ('updated' as const),
             id: row.id,
             conversation: row.deleted === 1 ? null : conversationListItem(row),
             deleted_at: row.deleted_at === null ? null : unixSeconds(row.deleted_at),
