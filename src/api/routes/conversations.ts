@@ -145,7 +145,7 @@ const SnippetView = z.object({
 
 export const ConversationSearchResult = z.object({
   object: z.literal('list'),
-  data: z.array(ConversationListItem.extend({ score: z.number().describe('title match 10, plus 1 per matching message (up to 10)'), snippets: z.array(SnippetView) })),
+  data: z.array(ConversationListItem.extend({ score: z.number().describe('title match 20, plus 1 per matching message (up to 10)'), snippets: z.array(SnippetView) })),
 });
 
 const SyncQuery = z.object({
@@ -307,6 +307,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const db = ctx.sql.db;
     const texts = new ConversationTexts(ctx.dataKeys);
     const unauthorized = errorResponseSchema('unauthorized, user_credentials_required (an API key was sent)');
+    const forbidden = errorResponseSchema('forbidden (the chat:use permission is needed)');
     const settle = async (position: number | null) => {
       if (position !== null) await ctx.runner.waitFor(position, { projections: ['conversations'] });
     };
@@ -322,7 +323,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Start a conversation',
           description: "Every field is optional; what is not set falls back to the user's preferences when a message is sent. The answer comes once the conversation can be read.",
           body: CreateConversationRequest,
-          response: { 201: ConversationView, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 404: errorResponseSchema('preset_not_found') },
+          response: { 201: ConversationView, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 403: forbidden, 404: errorResponseSchema('preset_not_found') },
         },
       },
       async (request, reply) => {
@@ -366,7 +367,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description: 'The latest `limit` messages (default 100); older ones with `before=<the first message id>` while `has_more`.',
           params: ConversationParams,
           querystring: MessagesQuery,
-          response: { 200: ConversationWithMessages, 401: unauthorized, 404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found (`before`)') },
+          response: { 200: ConversationWithMessages, 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found (`before`)') },
         },
       },
       async (request) => {
@@ -388,7 +389,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Your conversations, most recent activity first',
           description: 'Archived ones only with archived=true. Page with `cursor` = the previous page\'s next_cursor.',
           querystring: ListQuery,
-          response: { 200: ConversationList, 400: errorResponseSchema('invalid_request, invalid_cursor'), 401: unauthorized },
+          response: { 200: ConversationList, 400: errorResponseSchema('invalid_request, invalid_cursor'), 401: unauthorized, 403: forbidden },
         },
       },
       async (request) => {
@@ -410,7 +411,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Search your conversations (titles and current messages), ranked, with snippets',
           description: 'Every word of q must occur, case-insensitively, in the title or in one message. Ranked by title match, then matching messages, then recent activity.',
           querystring: SearchQuery,
-          response: { 200: ConversationSearchResult, 400: errorResponseSchema('invalid_request'), 401: unauthorized },
+          response: { 200: ConversationSearchResult, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 403: forbidden },
         },
       },
       async (request) => {
@@ -446,7 +447,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Your conversation changes since a cursor (tombstones for deletions)',
           description: 'A conversation with new messages, a new title or settings is `updated`: fetch it again. A full sync (no since) leaves deleted ones out.',
           querystring: SyncQuery,
-          response: { 200: ConversationSync, 400: errorResponseSchema('invalid_request'), 401: unauthorized },
+          response: { 200: ConversationSync, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 403: forbidden },
         },
       },
       async (request) => {
@@ -479,7 +480,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description: 'Fields given replace; null resets a setting to the user\'s default.',
           params: ConversationParams,
           body: UpdateConversationRequest,
-          response: { 200: ConversationView, 400: errorResponseSchema('invalid_request, invalid_temperature, invalid_max_tokens'), 401: unauthorized, 404: errorResponseSchema('conversation_not_found, preset_not_found') },
+          response: { 200: ConversationView, 400: errorResponseSchema('invalid_request, invalid_temperature, invalid_max_tokens'), 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found, preset_not_found') },
         },
       },
       async (request) => {
@@ -516,7 +517,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description:
             'Its data key is destroyed (crypto-shredding): the texts left in the event log can no longer be opened, the read models keep a tombstone without text, and on SQLite the freed pages are zeroed and the WAL emptied. Sync reports the deletion.',
           params: ConversationParams,
-          response: { 200: DeletedConversation, 401: unauthorized, 404: errorResponseSchema('conversation_not_found') },
+          response: { 200: DeletedConversation, 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found') },
         },
       },
       async (request) => {
@@ -541,7 +542,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description: 'All current messages. format=markdown answers text/markdown.',
           params: ConversationParams,
           querystring: ExportQuery,
-          response: { 200: ConversationExport.describe('format=json; format=markdown: text/markdown'), 401: unauthorized, 404: errorResponseSchema('conversation_not_found') },
+          response: { 200: ConversationExport.describe('format=json; format=markdown: text/markdown'), 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found') },
         },
       },
       async (request, reply) => {
