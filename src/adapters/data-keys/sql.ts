@@ -9,7 +9,7 @@
  * checkpoint that truncates the WAL (docs/decisions/0120-crypto-shredding.md).
  */
 import { randomBytes } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SqlDatabase } from '../sql/database.js';
 import type { ReadModelTables } from '../sql/schema.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
@@ -61,11 +61,8 @@ export class SqlDataKeys implements DataKeys {
     });
   }
 
-  /** undefined: no row; null: destroyed. */
-  private async read(scope: string): Promise<Buffer | null | undefined> {
-    const row = await this.database.db.selectFrom('data_keys').select('sealed_key').where('scope', '=', scope).executeTakeFirst();
-    if (!row) return undefined;
-    return row.sealed_key === null ? null : Buffer.from(this.box.open(row.sealed_key), 'base64');
+  private read(scope: string): Promise<Buffer | null | undefined> {
+    return readDataKey(this.database.db, this.box, scope);
   }
 
   private async destroyAll(scopesOf: (trx: Transaction<ReadModelTables>) => Promise<string[]>): Promise<number> {
@@ -90,9 +87,31 @@ export class SqlDataKeys implements DataKeys {
       }
     });
     // The WAL still holds the page as it was before the delete: copy it back and empty the WAL.
-    if (sqlite) await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.database.db);
+    await truncateWal(this.database);
     return count;
   }
+}
+
+/**
+ * SQLite: copies the WAL back into the database file and empties it, so that the pages as they
+ * were before a secure delete are gone from the WAL too (decision 0120). Answers false when a
+ * reader's snapshot kept it from finishing (the frames stay until a later complete checkpoint);
+ * true, and nothing done, on other databases.
+ */
+export async function truncateWal(database: Pick<SqlDatabase, 'db' | 'dialect'>): Promise<boolean> {
+  if (database.dialect !== 'sqlite') return true;
+  const { rows } = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(database.db);
+  return Number(rows[0]?.busy ?? 0) === 0;
+}
+
+/**
+ * A scope's key read through `db` (a transaction too: projections read keys in theirs).
+ * undefined: never created; null: destroyed.
+ */
+export async function readDataKey(db: Kysely<ReadModelTables>, box: SecretBox, scope: string): Promise<Buffer | null | undefined> {
+  const row = await db.selectFrom('data_keys').select('sealed_key').where('scope', '=', scope).executeTakeFirst();
+  if (!row) return undefined;
+  return row.sealed_key === null ? null : Buffer.from(box.open(row.sealed_key), 'base64');
 }
 
 function checkScope(scope: string): void {
