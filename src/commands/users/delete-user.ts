@@ -7,6 +7,7 @@
  * keys of its conversations are destroyed (crypto-shredding: their texts in the log can no
  * longer be read).
  */
+import { userKeyPrefix } from '../../conversations/texts.js';
 import type { DataKeys } from '../../ports/data-keys.js';
 import type { ReadModelDb } from '../../projections/runtime/projection.js';
 import { loadKeyRows } from '../../queries/keys.js';
@@ -17,8 +18,6 @@ import { apiKeys } from '../keys/decider.js';
 import { sessions } from '../sessions/decider.js';
 import { EMAIL_REGISTRY_TENANT, emailReservationId, userEmails, users } from './decider.js';
 
-/** Every data key of a user's texts starts with this (scopes `user:<id>:conversation:<id>`). */
-export const userDataKeyPrefix = (userId: string) => `user:${userId}:`;
 
 export interface UserDeletion {
   userId: string;
@@ -71,7 +70,7 @@ export async function deleteUser(
     }
   }
 
-  const dataKeysDestroyed = await dataKeys.destroyPrefix(userDataKeyPrefix(userId));
+  const dataKeysDestroyed = await dataKeys.destroyPrefix(userKeyPrefix(userId));
   const written = positions.filter((p): p is number => p !== null);
   return { position: written.length > 0 ? Math.max(...written) : null, sessionsRevoked, apiKeysRevoked, dataKeysDestroyed };
 }
