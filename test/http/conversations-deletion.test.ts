@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { conversationKeyScope, userKeyPrefix } from '../../src/conversations/texts.js';
-import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { conversationKeyScope } from '../../src/conversations/texts.js';
+import { call, loggedInUser, loginAsAdmin, startApp, type RunningApp } from '../support/app.js';
 import { appendMessages } from '../support/conversations.js';
 import { appModes } from '../support/modes.js';
 
@@ -187,20 +187,31 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a conversation r
     await expectDeletedEverywhere(user, id, cursor);
   });
 
-  it.runIf(mode.enabled)('deleting the user (UserDeleted, keys destroyed by prefix) turns every conversation of the user into a tombstone, also after a rebuild', async () => {
+  it.runIf(mode.enabled)('deleting the user (DELETE /v1/admin/users: UserDeleted, keys destroyed by prefix) turns every conversation of the user into a tombstone, also after a rebuild', async () => {
     const user = await loggedInUser(s, 'user');
+    const admin = await loginAsAdmin(s);
     const secret = uniqueText();
-    const cursor = (await call(`${s.url}/v1/conversations/sync`, { token: user.token })).json.cursor as string;
     const first = await secretConversation(user, secret);
     const second = await secretConversation(user, `${secret}b`);
-    // What the users aggregate appends when a user is deleted (conv-prefs), and the keys' destruction beside it.
-    const { position } = await s.app.ctx.store.append(`user-${user.userId}`, [{ type: 'UserDeleted', data: { user_id: user.userId, by: null } }], { expectedVersion: 'any', tenantId: user.tenantId });
-    expect(await s.app.ctx.dataKeys.destroyPrefix(userKeyPrefix(user.userId))).toBe(2);
-    await s.app.ctx.runner.waitFor(position, { projections: ['conversations'] });
-    for (const id of [first, second]) await expectDeletedEverywhere(user, id, cursor);
-    if (name === 'embedded') {
-      await s.app.ctx.runner.rebuild('conversations');
-      for (const id of [first, second]) await expectDeletedEverywhere(user, id, cursor);
-    }
+    if (name === 'embedded') expect(filesHolding(s.dataDir, secret).length).toBeGreaterThan(0);
+    const del = await call(`${s.url}/v1/admin/users/${user.userId}?tenant_id=${user.tenantId}`, { method: 'DELETE', token: admin.access_token });
+    expect(del.status, del.text).toBe(200);
+    expect(del.json.data_keys_destroyed).toBe(2);
+    // The user's own credentials are gone with the user: check the read models and keys directly.
+    const tombstones = async () => {
+      const db = s.app.ctx.sql.db;
+      for (const id of [first, second]) {
+        expect(await db.selectFrom('conversations').select(['deleted', 'title', 'search_title', 'system_prompt']).where('id', '=', id).execute()).toEqual([
+          { deleted: 1, title: null, search_title: null, system_prompt: null },
+        ]);
+        expect(await db.selectFrom('conversation_messages').select('id').where('conversation_id', '=', id).execute()).toEqual([]);
+        expect(await s.app.ctx.dataKeys.get(conversationKeyScope(user.userId, id))).toBeNull();
+      }
+    };
+    await tombstones();
+    if (name === 'embedded') expect(filesHolding(s.dataDir, secret)).toEqual([]);
+    await s.app.ctx.runner.rebuild('conversations');
+    await tombstones();
+    if (name === 'embedded') expect(filesHolding(s.dataDir, secret)).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
  * another tenant with `tenant_id`), and self-service (`/v1/users/me`: profile, preferences,
  * password, multi-factor login).
  */
+import { truncateWal } from '../../adapters/data-keys/sql.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -267,10 +268,12 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         if (position !== null) {
           await Promise.all([
             settle(position),
-            ctx.runner.waitFor(position, { projections: ['sessions', 'api_keys'] }),
+            ctx.runner.waitFor(position, { projections: ['sessions', 'api_keys', 'conversations'] }),
             ctx.views.sessions.waitFor(position),
             ctx.views.keys.waitFor(position),
           ]);
+          // The conversations' tombstones are in the WAL beside the pages as they were (decision 0120): empty it.
+          if (!(await truncateWal(ctx.sql))) ctx.logger.warn('a user was deleted but a reader kept the WAL from being emptied; it will be at the next complete checkpoint');
         }
         return {
           id: userId,
