@@ -27,6 +27,7 @@ import {
   currentMessages,
   findOwnConversation,
   isCurrentMessage,
+  isOwnDeletedConversation,
   listOwnConversations,
   searchOwnConversations,
   type ConversationListRow,
@@ -522,7 +523,12 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        const row = await ownConversation(ctx, principal, request.params.id);
+        const row = await findOwnConversation(db, ownerOf(principal), request.params.id);
+        if (!row) {
+          // A deletion cut short between its event and the key's destruction: asking again finishes it (still a 404).
+          if (await isOwnDeletedConversation(db, ownerOf(principal), request.params.id)) await texts.destroy(principal, request.params.id);
+          throw conversationNotFound();
+        }
         const result = await execute(principal, row.id, { type: 'DeleteConversation', by: principal.userId }, request.id);
         await texts.destroy(principal, row.id);
         await settle(result.position);
