@@ -570,6 +570,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['users'],
           summary: "Per user of the tenant: conversations and messages (counts only, never a text)",
+          description: 'Live conversations (archived included, and how many of them are archived) and their current messages, per user who has any. Admins never read a conversation itself: GET /v1/conversations/{id} is 404 for them as for anyone but the owner.',
           querystring: CountsQuery,
           response: { 200: ConversationCountsView, 401: unauthorized, 403: errorResponseSchema('forbidden, tenant_not_allowed') },
         },
