@@ -25,6 +25,19 @@ export function findOwnConversation(db: ReadModelDb, owner: ConversationOwner, i
     .executeTakeFirst();
 }
 
+/** Whether `id` is a deleted conversation of the owner (its tombstone). */
+export async function isOwnDeletedConversation(db: ReadModelDb, owner: ConversationOwner, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('id', '=', id)
+    .where('user_id', '=', owner.userId)
+    .where('tenant_id', '=', owner.tenantId)
+    .where('deleted', '=', 1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export interface MessagePage {
   /** At most this many: the latest ones (before `before`). Omitted: all. */
   limit?: number;

@@ -27,6 +27,7 @@ import {
   currentMessages,
   findOwnConversation,
   isCurrentMessage,
+  isOwnDeletedConversation,
   listOwnConversations,
   searchOwnConversations,
   type ConversationListRow,
@@ -522,7 +523,12 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        const row = await ownConversation(ctx, principal, request.params.id);
+        const row = await findOwnConversation(db, ownerOf(principal), request.params.id);
+        if (!row) {
+          // A deletion cut short between its event and the key's destruction: asking again finishes it (still a 404).
+          if (await isOwnDeletedConversation(db, ownerOf(principal), request.params.id)) await texts.destroy(principal, request.params.id);
+          throw conversationNotFound();
+        }
         const result = await execute(principal, row.id, { type: 'DeleteConversation', by: principal.userId }, request.id);
         await texts.destroy(principal, row.id);
         await settle(result.position);
@@ -564,6 +570,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['users'],
           summary: "Per user of the tenant: conversations and messages (counts only, never a text)",
+          description: 'Live conversations (archived included, and how many of them are archived) and their current messages, per user who has any. Admins never read a conversation itself: GET /v1/conversations/{id} is 404 for them as for anyone but the owner.',
           querystring: CountsQuery,
           response: { 200: ConversationCountsView, 401: unauthorized, 403: errorResponseSchema('forbidden, tenant_not_allowed') },
         },
