@@ -178,6 +178,7 @@ describe('tenants and users', () => {
       permissions: ['chat:use', 'files:upload', 'keys:manage_own', 'presets:read', 'presets:write'],
       mfa_enabled: false,
       preferences: {},
+      chat_defaults: { theme: 'system', language: 'en', default_model: null, temperature: 0.7, max_tokens: 2048 },
     });
     const first = await call(`${s.url}/v1/users/me`, { method: 'PATCH', token: s.userToken, body: { preferences: { theme: 'dark', language: 'de' } } });
     expect(first.json.preferences).toEqual({ theme: 'dark', language: 'de' });

@@ -23,6 +23,7 @@ import { requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { EntityId, isOperator, tenantNotAllowed } from './tenants.js';
 import { nullPrototype } from '../../own.js';
+import { ChatDefaults, ChatPreferenceFields, chatDefaults, MAX_PREFERRED_MAX_TOKENS } from '../../conversations/preferences.js';
 
 const UserId = z.object({ user_id: EntityId });
 const TenantQuery = z.object({ tenant_id: EntityId.optional().describe("operators only: another tenant's users (403 tenant_not_allowed for anyone else naming a tenant not their own)") });
@@ -56,11 +57,25 @@ export const MeView = z.object({
   role: Role,
   permissions: z.array(z.string()),
   mfa_enabled: z.boolean(),
-  preferences: z.record(z.string(), z.unknown()),
+  preferences: z.record(z.string(), z.unknown()).describe('the stored preferences, as set'),
+  chat_defaults: ChatDefaults,
 });
 
+/** The known chat keys are checked (null removes one, as for any key); any other key is free-form. */
+const PreferencesPatch = z
+  .object({
+    theme: ChatPreferenceFields.theme.nullable().optional(),
+    language: ChatPreferenceFields.language.nullable().optional(),
+    default_model: ChatPreferenceFields.default_model.nullable().optional(),
+    temperature: ChatPreferenceFields.temperature.nullable().optional().describe('0 to 2 (default 0.7)'),
+    max_tokens: ChatPreferenceFields.max_tokens.nullable().optional().describe(`1 to ${MAX_PREFERRED_MAX_TOKENS} (default 2048)`),
+  })
+  .catchall(z.unknown());
+
 export const UpdateMeRequest = z.object({
-  preferences: z.record(z.string(), z.unknown()).describe('merged into the stored preferences; a key set to null is removed'),
+  preferences: PreferencesPatch.describe(
+    'merged into the stored preferences; a key set to null is removed. The chat keys (theme: light|dark|system, language: a BCP 47 tag, default_model, temperature, max_tokens) are validated (400 invalid_request, param `preferences.<key>`); other keys are stored as given',
+  ),
 });
 export const ChangePasswordRequest = z.object({ current_password: z.string().min(1).max(MAX_PASSWORD_LENGTH), new_password: Password });
 export const MfaEnrollResponse = z.object({
@@ -69,6 +84,12 @@ export const MfaEnrollResponse = z.object({
   recovery_codes: z.array(z.string()).describe('10 single-use codes, shown this once'),
 });
 export const MfaCodeRequest = z.object({ code: z.string().min(1).max(64) });
+
+/** The stored preferences and the chat settings they make effective. */
+function preferencesOf(row: UsersTable): { preferences: Record<string, unknown>; chat_defaults: ChatDefaults } {
+  const preferences = JSON.parse(row.preferences) as Record<string, unknown>;
+  return { preferences, chat_defaults: chatDefaults(preferences) };
+}
 
 export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   const mfaOn = ctx.config.auth.mfaEnabled;
@@ -91,7 +112,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     role: row.role as Role,
     permissions: ctx.rbac.permissionsOf(row.role),
     mfa_enabled: mfaOn && row.mfa_enabled === 1,
-    preferences: JSON.parse(row.preferences) as Record<string, unknown>,
+    ...preferencesOf(row),
   });
 
   const settle = async (position: number | null) => {
@@ -208,9 +229,9 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       );
     }
 
-    app.get('/v1/users/me', { schema: { tags: meTags, summary: 'The calling user', response: { 200: MeView } } }, async (request) => meView((await me(request)).row));
+    app.get('/v1/users/me', { schema: { tags: meTags, summary: 'The calling user', description: 'With its stored preferences and `chat_defaults`, the chat settings in effect (the stored chat keys, defaults for the rest).', response: { 200: MeView } } }, async (request) => meView((await me(request)).row));
 
-    app.patch('/v1/users/me', { schema: { tags: meTags, summary: "Change the calling user's preferences", body: UpdateMeRequest, response: { 200: MeView } } }, async (request) => {
+    app.patch('/v1/users/me', { schema: { tags: meTags, summary: "Change the calling user's preferences", description: 'Merges keys into the stored preferences (null removes one). The chat keys are validated; other keys are free-form.', body: UpdateMeRequest, response: { 200: MeView } } }, async (request) => {
       const { row } = await me(request);
       // No prototype: a preference named `__proto__` (or `constructor`) is stored like any other.
       const preferences = nullPrototype(JSON.parse(row.preferences) as Record<string, unknown>);
