@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health.js';
 import { channelRoutes } from './routes/channels.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
 import { presetRoutes } from './routes/presets.js';
+import { conversationMessageRoutes } from './routes/conversation-messages.js';
 import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
 import { messagesRoutes } from './routes/messages.js';
@@ -122,5 +123,6 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(auditRoutes(ctx));
   await app.register(projectionRoutes(ctx));
   await app.register(presetRoutes(ctx));
+  await app.register(conversationMessageRoutes(ctx));
   return app;
 }
