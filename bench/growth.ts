@@ -30,7 +30,7 @@ import { archiveUsage } from '../src/archive/usage-archive.js';
 import type { UsageData } from '../src/commands/usage/events.js';
 import { timeOrderedUuid } from '../src/ids.js';
 import type { EventStore } from '../src/ports/event-store.js';
-import { projections } from '../src/projections/index.js';
+import { projectionsOf } from '../src/projections/index.js';
 import { ProjectionRunner } from '../src/projections/runtime/runner.js';
 
 const { values: args } = parseArgs({
@@ -79,7 +79,7 @@ async function seed(store: EventStore, sql: SqlDatabase): Promise<void> {
     const events = Array.from({ length: Math.min(BATCH, N - i) }, (_, j) => ({ id: timeOrderedUuid(), type: 'UsageRecorded', data: usage(i + j) }));
     version = (await store.append('usage-bench', events, { expectedVersion: version, tenantId: 'default' })).version;
   }
-  const runner = new ProjectionRunner(store, sql.db, projections, logger);
+  const runner = new ProjectionRunner(store, sql.db, projectionsOf({ secret: 'bench: no conversations here' }), logger);
   await runner.start();
   await runner.waitFor(await store.headPosition(), { timeoutMs: 600_000 });
   await runner.stop();

@@ -37,7 +37,7 @@ import type { UsageData } from '../src/commands/usage/events.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { timeOrderedUuid } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
-import { projections } from '../src/projections/index.js';
+import { projectionsOf } from '../src/projections/index.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -239,7 +239,7 @@ async function main() {
     const head = await seedUsage(config, accounts);
     console.log(`seeded ${args.events} usage events (${accounts.length} users with a key and credits), head ${head}, in ${s(performance.now() - t)}`);
     const cli = join(process.cwd(), 'src', 'cli.ts');
-    const names = projections.map((p) => p.name);
+    const names = projectionsOf(config).map((p) => p.name);
 
     if (args.compare) {
       let wallMs = 0;

@@ -16,6 +16,7 @@ import * as liveViewSnapshots from './0100_live_view_snapshots.js';
 import * as responses from './0110_responses.js';
 import * as relaySettings from './0120_relay_settings.js';
 import * as dataKeys from './0130_data_keys.js';
+import * as conversations from './0140_conversations.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0110_responses': responses,
   '0120_relay_settings': relaySettings,
   '0130_data_keys': dataKeys,
+  '0140_conversations': conversations,
 };

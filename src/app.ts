@@ -24,8 +24,9 @@ import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
-import { projections } from './projections/index.js';
+import { projectionsOf } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
+import { SqlDataKeys } from './adapters/data-keys/sql.js';
 import { loadTenants, loadUser, loadUserByEmail, loadUsers } from './queries/accounts.js';
 import { loadChannelRows } from './queries/channels.js';
 import { seedQuotaCounters } from './queries/quota-counters.js';
@@ -95,7 +96,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const stores = await openStores(config, logger);
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
-  const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projections, logger);
+  const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projectionsOf(config), logger);
   const usage = new UsagePublisher(store, logger, {
     journalDir: join(config.dirs.data, 'usage-journal'),
     journalWait: config.usageJournal.wait,
@@ -197,6 +198,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       session: (id) => sql.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst(),
     },
     secrets,
+    dataKeys: new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys')),
     keyGate,
     billing,
     gate,

@@ -38,7 +38,7 @@ import { loadConfig, parseDuration, type Config } from './config.js';
 import { ConfigError } from './errors.js';
 import { createCommandLogger, createLogger, type Logger } from './logger.js';
 import { auditHistory, auditReplay } from './audit/replay.js';
-import { projections } from './projections/index.js';
+import { projectionsOf } from './projections/index.js';
 import { listQuarantine, replayQuarantine } from './projections/runtime/quarantine.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
 import { loadUser } from './queries/accounts.js';
@@ -88,7 +88,7 @@ async function withRunner(config: Config, work: (runner: ProjectionRunner) => Pr
   const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
   const { store, sql, counters } = await openStores(config, logger);
   try {
-    await work(new ProjectionRunner(store, sql.db, projections, logger));
+    await work(new ProjectionRunner(store, sql.db, projectionsOf(config), logger));
   } finally {
     await Promise.all([store.close(), sql.close(), counters.close()]);
   }
@@ -151,12 +151,12 @@ async function main(argv: string[]): Promise<number> {
         const names = positionals[0] === undefined ? undefined : [positionals[0]];
         let stillQuarantined = 0;
         await withStores(config, async ({ store, sql }) => {
-          for (const name of names ?? []) if (!projections.some((p) => p.name === name)) throw new Error(`unknown projection "${name}" (known: ${projections.map((p) => p.name).join(', ')})`);
+          for (const name of names ?? []) if (!projectionsOf(config).some((p) => p.name === name)) throw new Error(`unknown projection "${name}" (known: ${projectionsOf(config).map((p) => p.name).join(', ')})`);
           if (rest[0] === 'list') {
             for (const row of await listQuarantine(sql.db, { projections: names, includeReplayed: values.all })) console.log(JSON.stringify(row));
             return;
           }
-          const outcomes = await replayQuarantine(sql.db, store, projections, names);
+          const outcomes = await replayQuarantine(sql.db, store, projectionsOf(config), names);
           for (const outcome of outcomes) console.log(JSON.stringify(outcome));
           stillQuarantined = outcomes.filter((o) => o.result !== 'applied').length;
           console.error(`replayed ${outcomes.length - stillQuarantined} event(s); ${stillQuarantined} still quarantined`);
@@ -233,7 +233,7 @@ async function main(argv: string[]): Promise<number> {
           // Progress on stderr at info, whatever LOG_LEVEL quiets; stdout is the report.
           const progress = createCommandLogger(['warn', 'error', 'fatal', 'silent'].includes(config.server.logLevel) ? config.server.logLevel : 'info');
           const settings = { ...config.audit, secret: config.secret };
-          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, projections, settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
+          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, projections: projectionsOf(config), settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
           differences = report.differences;
           console.log(JSON.stringify(report, null, 2));
         });
@@ -246,7 +246,7 @@ async function main(argv: string[]): Promise<number> {
           let after = Number(values.after);
           let printed = 0;
           while (printed < limit) {
-            const page = await auditHistory({ store, projections }, { tenantId: values.tenant, subjectId, after, limit: Math.min(1000, limit - printed) });
+            const page = await auditHistory({ store, projections: projectionsOf(config) }, { tenantId: values.tenant, subjectId, after, limit: Math.min(1000, limit - printed) });
             for (const entry of page.entries) console.log(JSON.stringify(entry));
             printed += page.entries.length;
             if (page.next_after === null) return;

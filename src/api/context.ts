@@ -7,6 +7,7 @@ import type { CommandBus } from '../commands/bus.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Counters } from '../ports/counters.js';
+import type { DataKeys } from '../ports/data-keys.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ChannelsTable, SessionsTable, TenantsTable, UsersTable } from '../adapters/sql/schema.js';
 import type { SecretBox } from '../crypto/secret-box.js';
@@ -46,6 +47,8 @@ export interface AppContext {
     session(id: string): Promise<SessionsTable | undefined>;
   };
   secrets: SecretBox;
+  /** Per-scope keys of deletable texts (conversations: src/conversations/texts.ts), outside the log. */
+  dataKeys: DataKeys;
   /** Checks API keys on the relay (see src/relay/access/key-gate.ts). */
   keyGate: KeyGate;
   /** Billing on the relay: relay_disabled, admission (insufficient_quota), prices (see src/relay/access/billing-gate.ts). */

@@ -1,7 +1,9 @@
 /** Every projection the runner drives, by name. Add a new one here after writing its file. */
+import { SecretBox } from '../crypto/secret-box.js';
 import { accountsProjection } from './accounts.js';
 import { billingProjection } from './billing/projection.js';
 import { channelsProjection } from './channels.js';
+import { conversationsProjection } from './conversations.js';
 import { keyUsageProjection } from './key-usage.js';
 import { keysProjection } from './keys.js';
 import { maintenanceProjection } from './maintenance.js';
@@ -11,4 +13,23 @@ import type { Projection } from './runtime/projection.js';
 import { sessionsProjection } from './sessions.js';
 import { usageProjection } from './usage.js';
 
-export const projections: readonly Projection[] = [maintenanceProjection, channelsProjection, accountsProjection, sessionsProjection, keysProjection, keyUsageProjection, presetsProjection, responsesProjection, billingProjection, usageProjection];
+/** What some projections need beyond their transaction: SECRET (conversations open data keys sealed with it). */
+export interface ProjectionDeps {
+  secret: string;
+}
+
+export function projectionsOf(deps: ProjectionDeps): readonly Projection[] {
+  return [
+    maintenanceProjection,
+    channelsProjection,
+    accountsProjection,
+    sessionsProjection,
+    keysProjection,
+    keyUsageProjection,
+    presetsProjection,
+    responsesProjection,
+    billingProjection,
+    usageProjection,
+    conversationsProjection(new SecretBox(deps.secret, 'data-keys')),
+  ];
+}

@@ -9,7 +9,7 @@
  * checkpoint that truncates the WAL (docs/decisions/0120-crypto-shredding.md).
  */
 import { randomBytes } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SqlDatabase } from '../sql/database.js';
 import type { ReadModelTables } from '../sql/schema.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
@@ -61,11 +61,8 @@ export class SqlDataKeys implements DataKeys {
     });
   }
 
-  /** undefined: no row; null: destroyed. */
-  private async read(scope: string): Promise<Buffer | null | undefined> {
-    const row = await this.database.db.selectFrom('data_keys').select('sealed_key').where('scope', '=', scope).executeTakeFirst();
-    if (!row) return undefined;
-    return row.sealed_key === null ? null : Buffer.from(this.box.open(row.sealed_key), 'base64');
+  private read(scope: string): Promise<Buffer | null | undefined> {
+    return readDataKey(this.database.db, this.box, scope);
   }
 
   private async destroyAll(scopesOf: (trx: Transaction<ReadModelTables>) => Promise<string[]>): Promise<number> {
@@ -89,6 +86,16 @@ export class SqlDataKeys implements DataKeys {
     if (sqlite) await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.database.db);
     return count;
   }
+}
+
+/**
+ * A scope's key read through `db` (a transaction too: projections read keys in theirs).
+ * undefined: never created; null: destroyed.
+ */
+export async function readDataKey(db: Kysely<ReadModelTables>, box: SecretBox, scope: string): Promise<Buffer | null | undefined> {
+  const row = await db.selectFrom('data_keys').select('sealed_key').where('scope', '=', scope).executeTakeFirst();
+  if (!row) return undefined;
+  return row.sealed_key === null ? null : Buffer.from(box.open(row.sealed_key), 'base64');
 }
 
 function checkScope(scope: string): void {

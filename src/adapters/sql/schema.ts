@@ -426,8 +426,63 @@ export interface DataKeysTable {
   destroyed_at: string | null;
 }
 
+/** Conversations, the list view (src/projections/conversations.ts); deleted ones stay as tombstones without text. */
+export interface ConversationsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** Clear text, opened from the sealed events; NULL when untitled or deleted. */
+  title: string | null;
+  title_generated: number;
+  /** Lower-cased title, for search. */
+  search_title: string | null;
+  model: string | null;
+  preset_id: string | null;
+  temperature: number | null;
+  max_tokens: number | null;
+  system_prompt: string | null;
+  pinned: number;
+  archived: number;
+  message_count: number;
+  last_message_at: string | null;
+  last_activity_at: string;
+  /** Log position of the last activity (start, message, edit): list order and list cursor (bigint: may be a string). */
+  activity_position: number;
+  deleted: number;
+  deleted_at: string | null;
+  /** Log position of the row's last change: the sync cursor. */
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Every message of every conversation, current or superseded, in stream order (`seq`). */
+export interface ConversationMessagesTable {
+  conversation_id: string;
+  id: string;
+  user_id: string;
+  seq: number;
+  role: string;
+  content: string;
+  /** Lower-cased content, for search. */
+  search_text: string;
+  model_requested: string | null;
+  model_served: string | null;
+  finish_reason: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  latency_ms: number | null;
+  usage_request_id: string | null;
+  superseded: number;
+  edited_at: string | null;
+  created_at: string;
+}
+
 export interface ReadModelTables {
   data_keys: DataKeysTable;
+  conversations: ConversationsTable;
+  conversation_messages: ConversationMessagesTable;
   projection_checkpoints: ProjectionCheckpointsTable;
   projection_quarantine: ProjectionQuarantineTable;
   live_view_snapshots: LiveViewSnapshotsTable;

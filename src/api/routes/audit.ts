@@ -10,7 +10,7 @@ import type { Principal } from '../../auth/tokens.js';
 import { openSqlDatabase } from '../../adapters/sql/database.js';
 import { auditHistory, auditReplay, type AuditDeps } from '../../audit/replay.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
-import { projections } from '../../projections/index.js';
+import { projectionsOf } from '../../projections/index.js';
 import { requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { EntityId, isOperator } from './tenants.js';
@@ -25,7 +25,7 @@ function auditDeps(ctx: AppContext): AuditDeps {
     liveDialect: ctx.sql.dialect,
     openLiveReader: readModels.kind === 'sqlite' ? () => openSqlDatabase(readModels) : undefined,
     logger: ctx.logger,
-    projections,
+    projections: projectionsOf(ctx.config),
     settings: { ...ctx.config.audit, secret: ctx.config.secret },
   };
 }
@@ -146,7 +146,7 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncZod {
             : (await db.selectFrom('api_keys').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) ??
               (await db.selectFrom('usage_requests').select('request_key').where('tenant_id', '=', tenantId).where('key_id', '=', id).limit(1).executeTakeFirst());
         if (!known) throw new NotFoundError(`${kind} not found`, kind === 'user' ? 'user_not_found' : 'key_not_found');
-        const { entries, next_after } = await auditHistory({ store: ctx.store, projections }, { tenantId, subjectId: id, kind, after: q.after, limit: q.limit });
+        const { entries, next_after } = await auditHistory({ store: ctx.store, projections: projectionsOf(ctx.config) }, { tenantId, subjectId: id, kind, after: q.after, limit: q.limit });
         return { object: 'list' as const, subject: { kind, id }, data: entries, next_after };
       },
     );

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
-import { projections } from '../../projections/index.js';
+import { projectionsOf } from '../../projections/index.js';
 import { listQuarantine, replayQuarantine } from '../../projections/runtime/quarantine.js';
 import { requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
@@ -54,7 +54,7 @@ export function projectionRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (!isOperator(await requirePrincipal(request, ctx.tokens))) throw new ForbiddenError('the projection quarantine is for operators (admins of the default tenant)', 'forbidden');
     };
     const known = (name: string | undefined) => {
-      if (name !== undefined && !projections.some((p) => p.name === name)) throw new NotFoundError(`no projection named ${name}`, 'projection_not_found');
+      if (name !== undefined && !projectionsOf(ctx.config).some((p) => p.name === name)) throw new NotFoundError(`no projection named ${name}`, 'projection_not_found');
       return name === undefined ? undefined : [name];
     };
     const tags = ['admin'];
@@ -85,7 +85,7 @@ export function projectionRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        const outcomes = await replayQuarantine(ctx.sql.db, ctx.store, projections, known(request.body?.projection));
+        const outcomes = await replayQuarantine(ctx.sql.db, ctx.store, projectionsOf(ctx.config), known(request.body?.projection));
         const applied = outcomes.filter((o) => o.result === 'applied').length;
         return { data: outcomes, applied, still_quarantined: outcomes.length - applied };
       },

@@ -9,7 +9,7 @@ import { openSqlDatabase } from '../../adapters/sql/database.js';
 import type { Config } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { lowerThreadPriority, serveThread, threadLogDestination } from '../../threads.js';
-import { projections } from '../index.js';
+import { projectionsOf } from '../index.js';
 import { ProjectionRunner } from './runner.js';
 import type { WaitForOptions } from './projectors.js';
 
@@ -30,7 +30,7 @@ serveThread(async ({ config }: { config: Config }) => {
     await store.close();
     throw error;
   });
-  const runner = new ProjectionRunner(store, sql.db, projections, logger);
+  const runner = new ProjectionRunner(store, sql.db, projectionsOf(config), logger);
   return {
     start: () => runner.start(),
     status: () => runner.status(),
