@@ -53,3 +53,9 @@ export async function isCurrentMessage(db: ReadModelDb, conversationId: string, 
   const row = await db.selectFrom('conversation_messages').select('seq').where('conversation_id', '=', conversationId).where('id', '=', messageId).where('superseded', '=', 0).executeTakeFirst();
   return row !== undefined;
 }
+
+/** Some of the conversation's messages by id (current or not), e.g. the two of a reply just stored. */
+export function messagesById(db: ReadModelDb, conversationId: string, ids: readonly string[]): Promise<ConversationMessagesTable[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('conversation_messages').selectAll().where('conversation_id', '=', conversationId).where('id', 'in', ids).execute();
+}

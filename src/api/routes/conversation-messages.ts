@@ -7,12 +7,13 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ConversationTexts } from '../../conversations/texts.js';
-import { findOwnConversation } from '../../queries/conversations.js';
-import { conversationNotFound, conversationReplyIngress, type ReplyOrder, type Turn } from '../../relay/ingress/conversations/index.js';
+import { findOwnConversation, messagesById } from '../../queries/conversations.js';
+import { conversationReplyIngress, type ReplyOrder, type Turn } from '../../relay/ingress/conversations/index.js';
 import { GenerationStops } from '../../relay/ingress/conversations/stops.js';
 import { ConversationTitles } from '../../relay/ingress/conversations/titles.js';
 import type { AppContext } from '../context.js';
 import { errorResponseSchema } from '../errors.js';
+import { ConversationMessageView, conversationNotFound, MessageUsage, messageView, requireConversationUser } from './conversations.js';
 import { fastifyRelayResponse } from './relay.js';
 
 const ConversationParams = z.object({ id: z.string().min(1).max(128) });
@@ -31,30 +32,16 @@ const SendBody = z.object({
 const RegenerateBody = z.object({ model: MODEL, stream: STREAM });
 const EditBody = z.object({ content: CONTENT, model: MODEL, stream: STREAM });
 
-const MessageUsage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
-
-export const ReplyMessageObject = z.object({
-  id: z.string(),
-  object: z.literal('conversation.message'),
-  conversation_id: z.string(),
-  role: z.string(),
-  content: z.string(),
-  model: z.string().nullable().describe('assistant messages: the model that answered'),
-  finish_reason: z.string().nullable().describe('stop, length, content_filter, error, aborted (stopped or disconnected: the text generated until then)'),
-  usage: MessageUsage.nullable(),
-  usage_request_id: z.string().nullable().describe("the relay request whose usage event billed the reply (its request_id in the usage APIs)"),
-  created_at: z.string(),
-});
-
 export const ConversationReplyObject = z
   .object({
     object: z.literal('conversation.reply'),
     conversation_id: z.string(),
-    user_message: ReplyMessageObject,
-    assistant_message: ReplyMessageObject.nullable().describe('null when the generation was stopped before any text'),
+    user_message: ConversationMessageView.nullable().describe('the message answered (new, edited, or the last one for a regenerate)'),
+    assistant_message: ConversationMessageView.nullable().describe('the reply as stored (finish_reason aborted when stopped or disconnected); null when stopped before any text'),
     usage: MessageUsage,
+    usage_request_id: z.string().describe("the relay request of the reply: its usage event's request_id (kept on the assistant message)"),
     omitted_messages: z.number().int().describe("history messages left out of the model's request to fit its context window (oldest first)"),
-    stopped: z.boolean(),
+    stopped: z.boolean().describe('the generation was stopped (POST .../stop) before it ended'),
   })
   .describe('with stream: true, the same object is the data of the last event before [DONE]');
 
@@ -63,7 +50,7 @@ const StopAnswer = z.object({ object: z.literal('conversation.stop'), conversati
 const replyResponses = {
   200: ConversationReplyObject,
   400: errorResponseSchema('invalid_request (a field; param names it), file_not_found (param names the file id), model_required, nothing_to_regenerate, message_not_editable'),
-  401: errorResponseSchema('unauthorized'),
+  401: errorResponseSchema('unauthorized, user_credentials_required (an API key was sent)'),
   404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found'),
   429: errorResponseSchema('insufficient_quota'),
   502: errorResponseSchema('upstream_error, upstream_auth_failed, upstream_unavailable, bad_upstream_response'),
@@ -92,11 +79,13 @@ export function conversationMessageRoutes(ctx: AppContext): FastifyPluginAsyncZo
       const user = await ctx.queries.user(tenantId, userId);
       return user === undefined ? {} : (JSON.parse(user.preferences) as Record<string, unknown>);
     },
+    messages: async (conversationId: string, ids: readonly string[]) => new Map((await messagesById(ctx.sql.db, conversationId, ids)).map((row) => [row.id, messageView(row)] as const)),
     onFirstExchange: (exchange: Parameters<ConversationTitles['afterFirstExchange']>[0]) => titles.afterFirstExchange(exchange),
   };
   const tags = ['conversations'];
 
   return async (app) => {
+    const user = requireConversationUser(ctx);
     const reply = async (request: Parameters<typeof ctx.gate.pass>[1], raw: Parameters<typeof fastifyRelayResponse>[0], order: ReplyOrder) => {
       await ctx.gate.pass(conversationReplyIngress(deps, order), request, fastifyRelayResponse(raw), null);
       return raw;
@@ -105,6 +94,7 @@ export function conversationMessageRoutes(ctx: AppContext): FastifyPluginAsyncZo
     app.post(
       '/v1/conversations/:id/messages',
       {
+        preHandler: user,
         schema: {
           tags,
           summary: 'Send a message and get the reply (streamed by default)',
@@ -126,6 +116,7 @@ export function conversationMessageRoutes(ctx: AppContext): FastifyPluginAsyncZo
     app.post(
       '/v1/conversations/:id/regenerate',
       {
+        preHandler: user,
         schema: {
           tags,
           summary: 'Replace the last reply with a new one (optionally from another model)',
@@ -141,6 +132,7 @@ export function conversationMessageRoutes(ctx: AppContext): FastifyPluginAsyncZo
     app.put(
       '/v1/conversations/:id/messages/:message_id',
       {
+        preHandler: user,
         schema: {
           tags,
           summary: 'Edit one of your messages and re-send it',
@@ -157,12 +149,13 @@ export function conversationMessageRoutes(ctx: AppContext): FastifyPluginAsyncZo
     app.post(
       '/v1/conversations/:id/stop',
       {
+        preHandler: user,
         schema: {
           tags,
           summary: "Stop the conversation's running generation, on whichever instance it runs",
           description: 'The reply stream ends with what was generated so far, stored with finish_reason aborted.',
           params: ConversationParams,
-          response: { 200: StopAnswer, 401: errorResponseSchema('unauthorized'), 404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours)') },
+          response: { 200: StopAnswer, 401: errorResponseSchema('unauthorized, user_credentials_required (an API key was sent)'), 404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours)') },
         },
       },
       async (request) => {

@@ -28,7 +28,7 @@ import { currentMessages, findOwnConversation } from '../../../queries/conversat
 import { findVisiblePreset, presetDocument } from '../../../queries/presets.js';
 import type { Ingress } from '../../gate.js';
 import type { AnswerWriter } from '../../relay.js';
-import type { ConversationMessageView } from '../../../api/routes/conversations.js';
+import { conversationNotFound, type ConversationMessageView } from '../../../api/routes/conversations.js';
 import type { RelayPreset } from '../../presets.js';
 import { SSE_DONE, sseData } from '../../sse.js';
 import { parseChatRequest } from '../chat-completions.js';
@@ -84,8 +84,6 @@ export interface ConversationIngressDeps {
   messages: ReplyMessages;
   onFirstExchange: OnFirstExchange;
 }
-
-export const conversationNotFound = () => new NotFoundError('conversation not found', 'conversation_not_found');
 
 const SSE_HEADERS = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
 const JSON_CONTENT = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
@@ -191,8 +189,13 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
       }
       const gone = exchange.response.closed;
       const stopped = recorder.stopped || gone;
-      // A failure before any text (upstream refused, no channel...): the user message stays, no reply.
-      if (relayError !== null && !stopped) throw relayError;
+      const shown = (at: number | null) => (at === null ? Promise.resolve() : deps.runner.waitFor(at, { projections: ['conversations'] }));
+      // A failure before any text (upstream refused, no channel...): the user message stays (readable
+      // once the error is answered), no reply.
+      if (relayError !== null && !stopped) {
+        await shown(position);
+        throw relayError;
+      }
 
       const text = recorder.text;
       const { data } = exchange.usage;
@@ -220,13 +223,13 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
       if (gone) return;
 
       // Read-your-writes: the final bytes go once the conversation shows the turn.
-      if (position !== null) await deps.runner.waitFor(position, { projections: ['conversations'] });
-      const shown = await deps.messages(conversationId, answered ? [current.question.id, current.answerId] : [current.question.id]);
+      await shown(position);
+      const views = await deps.messages(conversationId, answered ? [current.question.id, current.answerId] : [current.question.id]);
       const reply: ConversationReply = {
         object: 'conversation.reply',
         conversation_id: conversationId,
-        user_message: shown.get(current.question.id) ?? null,
-        assistant_message: answered ? (shown.get(current.answerId) ?? null) : null,
+        user_message: views.get(current.question.id) ?? null,
+        assistant_message: answered ? (views.get(current.answerId) ?? null) : null,
         usage,
         usage_request_id: exchange.requestId,
         omitted_messages: current.omitted,
