@@ -96,6 +96,9 @@ export const newMessageId = () => `msg_${timeOrderedUuid().replace(/-/g, '')}`;
  */
 export const HISTORY_LIMIT = 400;
 
+/** Longest a turn's write waits for the reply's first bytes before it starts anyway (a slow model). */
+export const WRITE_DELAY_MS = 50;
+
 /** What `prepare` worked out, for `relay`. */
 interface Plan {
   owner: { tenantId: string; userId: string };
@@ -151,10 +154,16 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
       const recorder = new ReplyRecorder(exchange.response);
       const generation = deps.stops.begin(conversationId, () => recorder.stop());
       const context = { tenantId: current.owner.tenantId, causationId: exchange.requestId };
-      const seal = deps.texts.sealerFor(current.owner, conversationId);
-
-      // The turn's own write, beside the upstream request; a failure stops the generation.
+      // The turn's own write, beside the upstream request: started once the reply's first bytes
+      // went out, or WRITE_DELAY_MS after the request left, whichever comes first (the write's
+      // work on the serving thread — the key read, the stream read, the decision — would
+      // otherwise delay the first byte). A failure stops the generation.
       let writeError: unknown = null;
+      let startWrite = () => {};
+      const due = new Promise<void>((resolve) => (startWrite = resolve));
+      const timer = setTimeout(startWrite, WRITE_DELAY_MS);
+      recorder.afterFirstBytes(() => setImmediate(startWrite));
+      const seal = due.then(() => deps.texts.sealerFor(current.owner, conversationId));
       const written = (async () => {
         const sealer = await seal;
         const { turn } = order;
@@ -178,6 +187,8 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
         relayError = error;
       } finally {
         generation.end();
+        clearTimeout(timer);
+        startWrite();
       }
       let position = await written;
       if (writeError !== null) {

@@ -33,6 +33,8 @@ export class ReplyRecorder implements AnswerWriter {
   completion: ChatCompletion | null = null;
   /** `stop()` was called. */
   stopped = false;
+  /** Called once, after the answer's first bytes were handed to the client's writer. */
+  private onFirstBytes: (() => void) | null = null;
 
   constructor(readonly inner: AnswerWriter) {}
 
@@ -40,6 +42,17 @@ export class ReplyRecorder implements AnswerWriter {
   get text(): string {
     if (this.texts.length > 1) this.texts = [this.texts.join('')];
     return this.texts[0] ?? '';
+  }
+
+  /** `listener` runs once the first bytes of the answer went out (a stream's first chunk, a whole answer, an error). */
+  afterFirstBytes(listener: () => void): void {
+    this.onFirstBytes = listener;
+  }
+
+  private firstBytesOut(): void {
+    const listener = this.onFirstBytes;
+    this.onFirstBytes = null;
+    listener?.();
   }
 
   setHeader(name: string, value: HeaderValue): void {
@@ -54,10 +67,12 @@ export class ReplyRecorder implements AnswerWriter {
         const choice = completion.choices?.[0];
         this.texts = [typeof choice?.message?.content === 'string' ? choice.message.content : ''];
         this.finishReason = typeof choice?.finish_reason === 'string' ? choice.finish_reason : null;
+        this.firstBytesOut();
         return;
       }
     }
     this.inner.send(status, headers, body);
+    this.firstBytesOut();
   }
 
   start(status: number, headers: Record<string, HeaderValue>): void {
@@ -68,7 +83,9 @@ export class ReplyRecorder implements AnswerWriter {
 
   write(text: string): boolean {
     this.read(text);
-    return this.inner.write(text);
+    const more = this.inner.write(text);
+    this.firstBytesOut();
+    return more;
   }
 
   /** The stream's last text: what precedes `[DONE]` goes now, `[DONE]` after the final event. */
@@ -76,6 +93,7 @@ export class ReplyRecorder implements AnswerWriter {
     this.read(text);
     const body = text.endsWith(SSE_DONE) ? text.slice(0, -SSE_DONE.length) : text;
     if (body !== '') this.inner.write(body);
+    this.firstBytesOut();
   }
 
   drained(): Promise<void> {
