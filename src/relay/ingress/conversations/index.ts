@@ -122,18 +122,20 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
       const userId = caller.userId;
       if (userId === null) throw conversationNotFound();
       const owner = { tenantId: caller.tenantId, userId };
-      const row = await findOwnConversation(deps.db, owner, order.conversationId);
-      if (row === undefined) throw conversationNotFound();
       const { turn } = order;
-      // Files are not stored anywhere yet (issue 18): every id is unknown.
-      if (turn.kind === 'send' && turn.fileIds.length > 0) throw new BadRequestError(`file ${turn.fileIds[0]} not found`, 'file_not_found', 'file_ids[0]');
-
-      const [messages, preferences, preset] = await Promise.all([
+      // One round trip to the read models (on a database server each is one): the messages and
+      // preferences are read beside the ownership check, and used only when it passes.
+      const [row, messages, preferences] = await Promise.all([
+        findOwnConversation(deps.db, owner, order.conversationId),
         // An edit may name any current message: all of them.
         currentMessages(deps.db, order.conversationId, turn.kind === 'edit' ? {} : { limit: HISTORY_LIMIT }),
         deps.preferences(owner.tenantId, userId),
-        row.preset_id === null ? Promise.resolve(null) : findVisiblePreset(deps.db, owner, row.preset_id).then((p) => (p === undefined ? null : (presetDocument(p) as RelayPreset))),
       ]);
+      if (row === undefined) throw conversationNotFound();
+      // Files are not stored anywhere yet (issue 18): every id is unknown.
+      if (turn.kind === 'send' && turn.fileIds.length > 0) throw new BadRequestError(`file ${turn.fileIds[0]} not found`, 'file_not_found', 'file_ids[0]');
+      const presetRow = row.preset_id === null ? undefined : await findVisiblePreset(deps.db, owner, row.preset_id);
+      const preset = presetRow === undefined ? null : (presetDocument(presetRow) as RelayPreset);
       const { history, question } = historyOf(turn, messages);
       const settings = replySettings(
         { asked: order.model, conversation: { model: row.model, temperature: row.temperature === null ? null : Number(row.temperature), maxTokens: row.max_tokens }, user: chatDefaults(preferences), preset },
