@@ -39,6 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('activity_position', 'bigint', (c) => c.notNull())
     .addColumn('deleted', 'integer', (c) => c.notNull())
     .addColumn('deleted_at', 'varchar(40)')
+    .addColumn('created_position', 'bigint', (c) => c.notNull())
     .addColumn('position', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'varchar(40)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(40)', (c) => c.notNull())

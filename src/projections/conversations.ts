@@ -113,6 +113,7 @@ async function applyEvent(trx: ReadModelDb, box: SecretBox, stored: StoredEvent)
         activity_position: stored.position,
         deleted: opener.gone ? 1 : 0,
         deleted_at: opener.gone ? stored.occurred_at : null,
+        created_position: stored.position,
         position: stored.position,
         created_at: stored.occurred_at,
         updated_at: stored.occurred_at,

@@ -83,9 +83,21 @@ export class SqlDataKeys implements DataKeys {
       }
     });
     // The WAL still holds the page as it was before the delete: copy it back and empty the WAL.
-    if (sqlite) await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.database.db);
+    await truncateWal(this.database);
     return count;
   }
+}
+
+/**
+ * SQLite: copies the WAL back into the database file and empties it, so that the pages as they
+ * were before a secure delete are gone from the WAL too (decision 0120). Answers false when a
+ * reader's snapshot kept it from finishing (the frames stay until a later complete checkpoint);
+ * true, and nothing done, on other databases.
+ */
+export async function truncateWal(database: Pick<SqlDatabase, 'db' | 'dialect'>): Promise<boolean> {
+  if (database.dialect !== 'sqlite') return true;
+  const { rows } = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(database.db);
+  return Number(rows[0]?.busy ?? 0) === 0;
 }
 
 /**

@@ -450,6 +450,8 @@ export interface ConversationsTable {
   activity_position: number;
   deleted: number;
   deleted_at: string | null;
+  /** Log position of the start (sync: created or updated). */
+  created_position: number;
   /** Log position of the row's last change: the sync cursor. */
   position: number;
   created_at: string;
