@@ -328,6 +328,16 @@ describe.each(appModes(services, urls))('conversation messages ($name)', (mode) 
       expect((await api(a, `/v1/conversations/${id}/stop`, a.userToken, { method: 'POST' })).json.stopped).toBe(false);
     });
 
+    it('is in the OpenAPI document', async () => {
+      const doc = (await call(`${a.url}/openapi.json`)).json;
+      expect(doc.paths['/v1/conversations/{id}/messages'].post.summary).toBeTruthy();
+      expect(doc.paths['/v1/conversations/{id}/regenerate'].post.summary).toBeTruthy();
+      expect(doc.paths['/v1/conversations/{id}/messages/{message_id}'].put.summary).toBeTruthy();
+      expect(doc.paths['/v1/conversations/{id}/stop'].post.summary).toBeTruthy();
+      const reply = doc.paths['/v1/conversations/{id}/messages'].post.responses['200'].content['application/json'].schema;
+      expect(Object.keys(reply.properties)).toEqual(expect.arrayContaining(['object', 'user_message', 'assistant_message', 'usage', 'usage_request_id', 'omitted_messages', 'stopped']));
+    });
+
     it("answers 404 to anyone but the owner, for every route; 400 file_not_found for any file id", async () => {
       const id = await create();
       await send(id, { content: 'Mine', stream: false });
