@@ -328,6 +328,22 @@ describe.each(appModes(services, urls))('conversation messages ($name)', (mode) 
       expect((await api(a, `/v1/conversations/${id}/stop`, a.userToken, { method: 'POST' })).json.stopped).toBe(false);
     });
 
+    it('a conversation deleted during its reply: the stream ends with an error event, not a final event', async () => {
+      const id = await create();
+      fake.mode = { kind: 'slow', delayMs: 300 };
+      try {
+        const { rest } = await streamUntilText(id, 'Delete me meanwhile');
+        expect((await api(a, `/v1/conversations/${id}`, a.userToken, { method: 'DELETE' })).status).toBe(200);
+        const events = sseEvents(await rest());
+        expect(events.at(-1)).toBe('[DONE]');
+        expect(events.at(-2)).toMatchObject({ error: { code: 'conversation_not_found' } });
+        expect(events.some((e) => e !== '[DONE]' && e.object === 'conversation.reply')).toBe(false);
+      } finally {
+        fake.mode = { kind: 'reply' };
+      }
+      expect((await api(a, `/v1/conversations/${id}`, a.userToken)).status).toBe(404);
+    });
+
     it('is in the OpenAPI document', async () => {
       const doc = (await call(`${a.url}/openapi.json`)).json;
       expect(doc.paths['/v1/conversations/{id}/messages'].post.summary).toBeTruthy();

@@ -192,68 +192,77 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
         clearTimeout(timer);
         startWrite();
       }
-      let position = await written;
-      if (writeError !== null) {
-        deps.logger.error({ err: writeError, request_id: exchange.requestId, conversation_id: conversationId }, 'the conversation turn could not be stored');
-        const error = writeError instanceof AppError ? writeError : new AppError(500, 'server_error', 'conversation_not_stored', 'the message could not be stored');
+      /**
+       * What could not be stored is answered: as a JSON error while nothing went out, else as an
+       * error event ending the stream (the client must not wait for a final event that never comes).
+       */
+      const failed = (cause: unknown): void => {
+        deps.logger.error({ err: cause, request_id: exchange.requestId, conversation_id: conversationId }, 'the conversation turn could not be stored');
+        const error = cause instanceof AppError ? cause : new AppError(500, 'server_error', 'conversation_not_stored', 'the conversation could not be stored');
         if (!recorder.started) throw error;
-        finishStream(exchange.response, sseData({ error: { message: error.message, type: error.type, code: error.code, param: null } }));
-        return;
-      }
+        if (!exchange.response.closed) finishStream(exchange.response, sseData({ error: { message: error.message, type: error.type, code: error.code, param: null } }));
+      };
+
+      let position = await written;
+      if (writeError !== null) return failed(writeError);
       const gone = exchange.response.closed;
       const stopped = recorder.stopped || gone;
       const shown = (at: number | null) => (at === null ? Promise.resolve() : deps.runner.waitFor(at, { projections: ['conversations'] }));
       // A failure before any text (upstream refused, no channel...): the user message stays (readable
       // once the error is answered), no reply.
       if (relayError !== null && !stopped) {
-        await shown(position);
+        await shown(position).catch((error: unknown) => deps.logger.warn({ err: error, request_id: exchange.requestId }, 'conversation projection not reached'));
         throw relayError;
       }
 
-      const text = recorder.text;
-      const { data } = exchange.usage;
-      const usage = { prompt_tokens: data.prompt_tokens, completion_tokens: data.completion_tokens, total_tokens: data.total_tokens };
-      const answered = text !== '' || !stopped;
-      if (answered) {
-        const finishReason = stopped ? 'aborted' : (recorder.finishReason ?? (recorder.streamError !== null ? 'error' : 'stop'));
-        const id = current.answerId;
-        const sealer = await seal;
-        const command: ConversationCommand = {
-          type: 'AppendMessage',
-          messageId: id,
-          role: 'assistant',
-          content: sealer(messageField(id), text),
-          modelRequested: current.settings.model,
-          modelServed: data.model_served,
-          finishReason,
-          usage,
-          latencyMs: exchange.usage.elapsedMs(),
-          usageRequestId: exchange.requestId,
-        };
-        position = (await deps.commands.execute(conversations, conversationId, command, context)).position ?? position;
-        if (current.firstExchange && !stopped) deps.onFirstExchange({ request: exchange.request, caller: exchange.caller, conversationId, question: current.question.content, answer: text });
-      }
-      if (gone) return;
+      try {
+        const text = recorder.text;
+        const { data } = exchange.usage;
+        const usage = { prompt_tokens: data.prompt_tokens, completion_tokens: data.completion_tokens, total_tokens: data.total_tokens };
+        const answered = text !== '' || !stopped;
+        if (answered) {
+          const finishReason = stopped ? 'aborted' : (recorder.finishReason ?? (recorder.streamError !== null ? 'error' : 'stop'));
+          const id = current.answerId;
+          const sealer = await seal;
+          const command: ConversationCommand = {
+            type: 'AppendMessage',
+            messageId: id,
+            role: 'assistant',
+            content: sealer(messageField(id), text),
+            modelRequested: current.settings.model,
+            modelServed: data.model_served,
+            finishReason,
+            usage,
+            latencyMs: exchange.usage.elapsedMs(),
+            usageRequestId: exchange.requestId,
+          };
+          position = (await deps.commands.execute(conversations, conversationId, command, context)).position ?? position;
+          if (current.firstExchange && !stopped) deps.onFirstExchange({ request: exchange.request, caller: exchange.caller, conversationId, question: current.question.content, answer: text });
+        }
+        if (gone) return;
 
-      // Read-your-writes: the final bytes go once the conversation shows the turn.
-      await shown(position);
-      const views = await deps.messages(conversationId, answered ? [current.question.id, current.answerId] : [current.question.id]);
-      const reply: ConversationReply = {
-        object: 'conversation.reply',
-        conversation_id: conversationId,
-        user_message: views.get(current.question.id) ?? null,
-        assistant_message: answered ? (views.get(current.answerId) ?? null) : null,
-        usage,
-        usage_request_id: exchange.requestId,
-        omitted_messages: current.omitted,
-        stopped,
-      };
-      if (!order.stream) {
-        exchange.response.send(200, JSON_CONTENT, JSON.stringify(reply));
-        return;
+        // Read-your-writes: the final bytes go once the conversation shows the turn.
+        await shown(position);
+        const views = await deps.messages(conversationId, answered ? [current.question.id, current.answerId] : [current.question.id]);
+        const reply: ConversationReply = {
+          object: 'conversation.reply',
+          conversation_id: conversationId,
+          user_message: views.get(current.question.id) ?? null,
+          assistant_message: answered ? (views.get(current.answerId) ?? null) : null,
+          usage,
+          usage_request_id: exchange.requestId,
+          omitted_messages: current.omitted,
+          stopped,
+        };
+        if (!order.stream) {
+          exchange.response.send(200, JSON_CONTENT, JSON.stringify(reply));
+          return;
+        }
+        if (!recorder.started) exchange.response.start(200, SSE_HEADERS);
+        finishStream(exchange.response, sseData(reply));
+      } catch (error) {
+        failed(error);
       }
-      if (!recorder.started) exchange.response.start(200, SSE_HEADERS);
-      finishStream(exchange.response, sseData(reply));
     },
   };
 }
