@@ -44,8 +44,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'varchar(40)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(40)', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('conversations_by_activity').on('conversations').columns(['user_id', 'deleted', 'archived', 'activity_position']).execute();
-  await db.schema.createIndex('conversations_by_position').on('conversations').columns(['user_id', 'position']).execute();
+  // Every column the list filters on, so a page's ids come from the index alone (pinned last: it
+  // filters, activity orders). See listOwnConversations for why MariaDB needs that.
+  await db.schema.createIndex('conversations_by_activity').on('conversations').columns(['tenant_id', 'user_id', 'deleted', 'archived', 'activity_position', 'pinned']).execute();
+  await db.schema.createIndex('conversations_by_position').on('conversations').columns(['tenant_id', 'user_id', 'position']).execute();
   await db.schema.createIndex('conversations_by_tenant').on('conversations').columns(['tenant_id', 'deleted']).execute();
 
   await db.schema

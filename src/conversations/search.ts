@@ -53,5 +53,5 @@ export function snippetOf(text: string, terms: readonly string[], width: number 
 
 /** Rank of a conversation: a title match weighs most, then how many messages match. */
 export function searchScore(titleMatches: boolean, matchingMessages: number): number {
-  return (titleMatches ? 10 : 0) + Math.min(matchingMessages, 10);
+  return (titleMatches ? 20 : 0) + Math.min(matchingMessages, 10);
 }

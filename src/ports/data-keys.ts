@@ -2,7 +2,7 @@
  * The data-key port: per-scope encryption keys kept OUTSIDE the event log (crypto-shredding).
  * Texts that must be deletable (conversation messages, titles, system prompts) are sealed with
  * their scope's key before they enter the log; destroying the key is what deletes them, since the
- * log itself is immutable. Scopes are strings such as `conversation:<id>`.
+ * log itself is immutable. Scopes are strings such as `user:<userId>:conversation:<id>` (src/conversations/texts.ts).
  *
  * The SQL adapter (src/adapters/data-keys/sql.ts) keeps the keys in the read-model database, in a
  * table no projection owns (a rebuild never drops it), sealed with SECRET. Every adapter passes

@@ -25,6 +25,19 @@ export function findOwnConversation(db: ReadModelDb, owner: ConversationOwner, i
     .executeTakeFirst();
 }
 
+/** Whether `id` is a deleted conversation of the owner (its tombstone). */
+export async function isOwnDeletedConversation(db: ReadModelDb, owner: ConversationOwner, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('id', '=', id)
+    .where('user_id', '=', owner.userId)
+    .where('tenant_id', '=', owner.tenantId)
+    .where('deleted', '=', 1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export interface MessagePage {
   /** At most this many: the latest ones (before `before`). Omitted: all. */
   limit?: number;
@@ -91,18 +104,28 @@ export interface ListFilter {
   limit: number;
 }
 
-/** The owner's live conversations, most recent activity first. */
+/**
+ * The owner's live conversations, most recent activity first. The page's ids come from the index
+ * alone (`conversations_by_activity` holds every column filtered and the primary key), then the
+ * rows: given all the columns to read at once, MariaDB took the index's equality prefix as a
+ * `ref` and filtered the cursor's range row by row (17 ms for a page 5,000 down; this: under 1).
+ */
 export function listOwnConversations(db: ReadModelDb, owner: ConversationOwner, filter: ListFilter): Promise<ConversationListRow[]> {
-  let query = db
+  let page = db
     .selectFrom('conversations')
-    .select(LIST_COLUMNS)
+    .select(['id', 'activity_position'])
+    .where('tenant_id', '=', owner.tenantId)
     .where('user_id', '=', owner.userId)
     .where('deleted', '=', 0)
-    .where('archived', '=', filter.archived ? 1 : 0)
-    .where('tenant_id', '=', owner.tenantId);
-  if (filter.pinned !== undefined) query = query.where('pinned', '=', filter.pinned ? 1 : 0);
-  if (filter.before !== undefined) query = query.where('activity_position', '<', filter.before);
-  return query.orderBy('activity_position', 'desc').limit(filter.limit).execute();
+    .where('archived', '=', filter.archived ? 1 : 0);
+  if (filter.pinned !== undefined) page = page.where('pinned', '=', filter.pinned ? 1 : 0);
+  if (filter.before !== undefined) page = page.where('activity_position', '<', filter.before);
+  return db
+    .selectFrom(page.orderBy('activity_position', 'desc').limit(filter.limit).as('page'))
+    .innerJoin('conversations as c', 'c.id', 'page.id')
+    .select(LIST_COLUMNS.map((column) => `c.${column}` as const))
+    .orderBy('c.activity_position', 'desc')
+    .execute();
 }
 
 /** A sync cursor: the last change seen (its log position, and its conversation id among changes of one position). */

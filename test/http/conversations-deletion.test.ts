@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { conversations } from '../../src/commands/conversations/decider.js';
 import { conversationKeyScope, userKeyPrefix } from '../../src/conversations/texts.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import { appendMessages } from '../support/conversations.js';
@@ -185,6 +186,22 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a conversation r
 
     await s.app.ctx.runner.rebuild('conversations');
     await expectDeletedEverywhere(user, id, cursor);
+  });
+
+  it.runIf(mode.enabled)('a deletion cut short before the key was destroyed is finished by asking again (404 all the same)', async () => {
+    const user = await loggedInUser(s, 'user');
+    const id = await secretConversation(user, uniqueText());
+    // The event is in the log, the key is not destroyed yet (a crash between the two).
+    const { position } = await s.app.ctx.commands.execute(conversations, id, { type: 'DeleteConversation', by: user.userId }, { tenantId: user.tenantId });
+    await s.app.ctx.runner.waitFor(position!, { projections: ['conversations'] });
+    expect(await s.app.ctx.dataKeys.get(conversationKeyScope(user.userId, id))).not.toBeNull();
+    // Someone else asking changes nothing.
+    const other = await loggedInUser(s, 'user', user.tenantId);
+    expect((await call(`${s.url}/v1/conversations/${id}`, { method: 'DELETE', token: other.token })).status).toBe(404);
+    expect(await s.app.ctx.dataKeys.get(conversationKeyScope(user.userId, id))).not.toBeNull();
+    const again = await call(`${s.url}/v1/conversations/${id}`, { method: 'DELETE', token: user.token });
+    expect(again.json.error.code).toBe('conversation_not_found');
+    expect(await s.app.ctx.dataKeys.get(conversationKeyScope(user.userId, id))).toBeNull();
   });
 
   it.runIf(mode.enabled)('deleting the user (UserDeleted, keys destroyed by prefix) turns every conversation of the user into a tombstone, also after a rebuild', async () => {

@@ -27,6 +27,7 @@ import {
   currentMessages,
   findOwnConversation,
   isCurrentMessage,
+  isOwnDeletedConversation,
   listOwnConversations,
   searchOwnConversations,
   type ConversationListRow,
@@ -145,7 +146,7 @@ const SnippetView = z.object({
 
 export const ConversationSearchResult = z.object({
   object: z.literal('list'),
-  data: z.array(ConversationListItem.extend({ score: z.number().describe('title match 10, plus 1 per matching message (up to 10)'), snippets: z.array(SnippetView) })),
+  data: z.array(ConversationListItem.extend({ score: z.number().describe('title match 20, plus 1 per matching message (up to 10)'), snippets: z.array(SnippetView) })),
 });
 
 const SyncQuery = z.object({
@@ -307,6 +308,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const db = ctx.sql.db;
     const texts = new ConversationTexts(ctx.dataKeys);
     const unauthorized = errorResponseSchema('unauthorized, user_credentials_required (an API key was sent)');
+    const forbidden = errorResponseSchema('forbidden (the chat:use permission is needed)');
     const settle = async (position: number | null) => {
       if (position !== null) await ctx.runner.waitFor(position, { projections: ['conversations'] });
     };
@@ -322,7 +324,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Start a conversation',
           description: "Every field is optional; what is not set falls back to the user's preferences when a message is sent. The answer comes once the conversation can be read.",
           body: CreateConversationRequest,
-          response: { 201: ConversationView, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 404: errorResponseSchema('preset_not_found') },
+          response: { 201: ConversationView, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 403: forbidden, 404: errorResponseSchema('preset_not_found') },
         },
       },
       async (request, reply) => {
@@ -366,7 +368,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description: 'The latest `limit` messages (default 100); older ones with `before=<the first message id>` while `has_more`.',
           params: ConversationParams,
           querystring: MessagesQuery,
-          response: { 200: ConversationWithMessages, 401: unauthorized, 404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found (`before`)') },
+          response: { 200: ConversationWithMessages, 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found (`before`)') },
         },
       },
       async (request) => {
@@ -388,7 +390,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Your conversations, most recent activity first',
           description: 'Archived ones only with archived=true. Page with `cursor` = the previous page\'s next_cursor.',
           querystring: ListQuery,
-          response: { 200: ConversationList, 400: errorResponseSchema('invalid_request, invalid_cursor'), 401: unauthorized },
+          response: { 200: ConversationList, 400: errorResponseSchema('invalid_request, invalid_cursor'), 401: unauthorized, 403: forbidden },
         },
       },
       async (request) => {
@@ -410,7 +412,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Search your conversations (titles and current messages), ranked, with snippets',
           description: 'Every word of q must occur, case-insensitively, in the title or in one message. Ranked by title match, then matching messages, then recent activity.',
           querystring: SearchQuery,
-          response: { 200: ConversationSearchResult, 400: errorResponseSchema('invalid_request'), 401: unauthorized },
+          response: { 200: ConversationSearchResult, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 403: forbidden },
         },
       },
       async (request) => {
@@ -446,7 +448,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           summary: 'Your conversation changes since a cursor (tombstones for deletions)',
           description: 'A conversation with new messages, a new title or settings is `updated`: fetch it again. A full sync (no since) leaves deleted ones out.',
           querystring: SyncQuery,
-          response: { 200: ConversationSync, 400: errorResponseSchema('invalid_request'), 401: unauthorized },
+          response: { 200: ConversationSync, 400: errorResponseSchema('invalid_request'), 401: unauthorized, 403: forbidden },
         },
       },
       async (request) => {
@@ -479,7 +481,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description: 'Fields given replace; null resets a setting to the user\'s default.',
           params: ConversationParams,
           body: UpdateConversationRequest,
-          response: { 200: ConversationView, 400: errorResponseSchema('invalid_request, invalid_temperature, invalid_max_tokens'), 401: unauthorized, 404: errorResponseSchema('conversation_not_found, preset_not_found') },
+          response: { 200: ConversationView, 400: errorResponseSchema('invalid_request, invalid_temperature, invalid_max_tokens'), 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found, preset_not_found') },
         },
       },
       async (request) => {
@@ -516,12 +518,17 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description:
             'Its data key is destroyed (crypto-shredding): the texts left in the event log can no longer be opened, the read models keep a tombstone without text, and on SQLite the freed pages are zeroed and the WAL emptied. Sync reports the deletion.',
           params: ConversationParams,
-          response: { 200: DeletedConversation, 401: unauthorized, 404: errorResponseSchema('conversation_not_found') },
+          response: { 200: DeletedConversation, 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found') },
         },
       },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        const row = await ownConversation(ctx, principal, request.params.id);
+        const row = await findOwnConversation(db, ownerOf(principal), request.params.id);
+        if (!row) {
+          // A deletion cut short between its event and the key's destruction: asking again finishes it (still a 404).
+          if (await isOwnDeletedConversation(db, ownerOf(principal), request.params.id)) await texts.destroy(principal, request.params.id);
+          throw conversationNotFound();
+        }
         const result = await execute(principal, row.id, { type: 'DeleteConversation', by: principal.userId }, request.id);
         await texts.destroy(principal, row.id);
         await settle(result.position);
@@ -541,7 +548,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           description: 'All current messages. format=markdown answers text/markdown.',
           params: ConversationParams,
           querystring: ExportQuery,
-          response: { 200: ConversationExport.describe('format=json; format=markdown: text/markdown'), 401: unauthorized, 404: errorResponseSchema('conversation_not_found') },
+          response: { 200: ConversationExport.describe('format=json; format=markdown: text/markdown'), 401: unauthorized, 403: forbidden, 404: errorResponseSchema('conversation_not_found') },
         },
       },
       async (request, reply) => {
@@ -563,6 +570,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['users'],
           summary: "Per user of the tenant: conversations and messages (counts only, never a text)",
+          description: 'Live conversations (archived included, and how many of them are archived) and their current messages, per user who has any. Admins never read a conversation itself: GET /v1/conversations/{id} is 404 for them as for anyone but the owner.',
           querystring: CountsQuery,
           response: { 200: ConversationCountsView, 401: unauthorized, 403: errorResponseSchema('forbidden, tenant_not_allowed') },
         },

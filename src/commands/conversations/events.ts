@@ -3,7 +3,7 @@
  *
  * Every user text (message content, title, system prompt) is a SEALED text (src/crypto/data-seal.ts,
  * `dk1.` envelope) made with the conversation's data key (src/ports/data-keys.ts, scope
- * `conversation:<id>`): the log never holds it in the clear, and destroying the key when the
+ * `user:<userId>:conversation:<id>`, src/conversations/texts.ts): the log never holds it in the clear, and destroying the key when the
  * conversation (or its user) is deleted makes every copy unreadable (crypto-shredding). The schemas
  * refuse a clear string where a sealed one belongs.
  *
