@@ -120,6 +120,10 @@ if (args.help) {
   --endpoints LIST      with --compare: the ingresses each build is loaded on, each a side of its own
                         (default chat; any of chat,messages,responses,embeddings), e.g. what the
                         Messages ingress's conversion costs next to chat completions on one build
+                        Without --compare, --endpoints chat,conversation measures the streaming first
+                        byte of a conversation reply (POST /v1/conversations/{id}/messages) against
+                        the same request on /v1/chat/completions, interleaved on one Switchyard and
+                        one fake (--stream-requests each; a new conversation every 10 turns)
   --json                also write results to bench/results/relay-<date>.json`);
   process.exit(0);
 }
@@ -1002,6 +1006,80 @@ function parseSide(entry: string): { name: string; cli: string; env: Record<stri
   return { name, cli: resolve(dir, 'dist/src/cli.js'), env };
 }
 
+/**
+ * `--endpoints chat,conversation` (no --compare): what a conversation reply adds to the first
+ * streamed byte over the same request on /v1/chat/completions. One Switchyard, one fake; the two
+ * requests take turns (drift hits both alike). The conversation holds the same system prompt,
+ * model, temperature and max_tokens, so its upstream request is the chat one plus the history of
+ * its earlier turns (a new conversation every TURNS_PER_CONVERSATION requests, made between
+ * timed requests).
+ */
+async function conversationFirstByte() {
+  const requests = Math.max(1, Math.round(nonNegative('stream-requests', args['stream-requests'] ?? '300')));
+  const TURNS_PER_CONVERSATION = 10;
+  const fake = await startHelper('fake', ['--stream-gap-ms', args['stream-gap-ms'] ?? '2']);
+  const distributed = args.mode === 'distributed' ? await distributedStores() : null;
+  let sy: Switchyard | null = null;
+  try {
+    sy = await startSwitchyard(args.dist ? join(ROOT, 'dist/src/cli.js') : null, args.dir, args.profile, distributed?.env ?? {});
+    const { adminToken, userToken } = await benchTokens(sy);
+    await createChannel(sy, fake.url, adminToken, userToken);
+    const headers = { authorization: `Bearer ${userToken}` };
+    const client = new Client(sy.url, { pipelining: 1 });
+    const conversationBody = JSON.stringify({ content: 'Say hello in one short sentence.' });
+    let conversation = '';
+    let turns = TURNS_PER_CONVERSATION;
+    const nextPath = async () => {
+      if (turns === TURNS_PER_CONVERSATION) {
+        const created = await api(`${sy!.url}/v1/conversations`, userToken, { model: MODEL, system_prompt: 'You are a helpful assistant.', temperature: 0.2, max_tokens: 64 });
+        if (created.status !== 201) throw new Error(`conversation create failed: ${created.status} ${JSON.stringify(created.json)}`);
+        conversation = (created.json as { id: string }).id;
+        turns = 0;
+      }
+      turns += 1;
+      return `/v1/conversations/${conversation}/messages`;
+    };
+    const run = async (n: number) => {
+      const chat: StreamSample[] = [];
+      const conv: StreamSample[] = [];
+      for (let i = 0; i < n; i++) {
+        chat.push(await streamOnce(client, '/v1/chat/completions', headers));
+        conv.push(await streamOnce(client, await nextPath(), headers, { body: conversationBody, endsWith: 'data: [DONE]\n\n' }));
+      }
+      return { chat, conv };
+    };
+    await run(Math.min(50, requests));
+    const { chat, conv } = await run(requests);
+    const rows = [
+      ['chat completions', chat],
+      ['conversation reply', conv],
+    ] as const;
+    console.log(`\n| endpoint (${args.mode}, ${requests} sequential streaming requests each, interleaved) | first byte p50 ms | p99 ms | end p50 ms | p99 ms |\n|---|---:|---:|---:|---:|`);
+    const figures = rows.map(([name, samples]) => {
+      const first = distribution(samples.map((x) => x.firstByte));
+      const total = distribution(samples.map((x) => x.total));
+      console.log(`| ${name} | ${fmt(first.p50)} | ${fmt(first.p99)} | ${fmt(total.p50)} | ${fmt(total.p99)} |`);
+      return { name, firstByte: first, total };
+    });
+    console.log(`\nconversation reply adds ${fmt(figures[1]!.firstByte.p50 - figures[0]!.firstByte.p50)} ms to the first byte at p50 (target <= 2 ms)`);
+    await client.close();
+    if (args.json) {
+      const dir = join(import.meta.dirname, 'results');
+      mkdirSync(dir, { recursive: true });
+      const date = new Date().toISOString();
+      const file = join(dir, `relay-conversation-${date.replace(/[:.]/g, '-')}.json`);
+      writeFileSync(file, JSON.stringify({ date, mode: args.mode, requests, loadavg: loadavg(), figures }, null, 2));
+      console.log(`results written to ${file}`);
+    }
+  } finally {
+    await sy?.stop();
+    await distributed?.cleanup();
+    fake.child.kill();
+  }
+}
+
+const measuresConversation = !args.compare && (args.endpoints ?? '').split(',').includes('conversation');
+
 if (args.role === 'fake') {
   void runFake(nonNegative('stream-gap-ms', args['stream-gap-ms']));
 } else if (args.role === 'lean') {
@@ -1009,7 +1087,7 @@ if (args.role === 'fake') {
 } else if (args.role === 'floor') {
   void runFloor(args.upstream ?? '');
 } else {
-  void (args.compare ? compare(args.compare) : main()).then(
+  void (args.compare ? compare(args.compare) : measuresConversation ? conversationFirstByte() : main()).then(
     () => process.exit(0),
     (error: unknown) => {
       console.error(error);

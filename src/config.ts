@@ -189,6 +189,27 @@ export const EnvSchema = z.object({
   LOG_DIR: z.string().default('./logs'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
   PRESETS_BUILTIN_DIR: optionalText,
+  /** Context length (tokens) of a conversation's model when neither CONVERSATION_CONTEXT_LENGTHS nor the built-in table knows it. */
+  CONVERSATION_CONTEXT_TOKENS: positiveInt(8192),
+  /** Context lengths by model name, over the built-in table: "model=tokens,model=tokens". */
+  CONVERSATION_CONTEXT_LENGTHS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const lengths = new Map<string, number>();
+      for (const entry of value.split(',').map((e) => e.trim()).filter(Boolean)) {
+        const at = entry.lastIndexOf('=');
+        const tokens = Number(entry.slice(at + 1));
+        if (at <= 0 || !Number.isSafeInteger(tokens) || tokens <= 0) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not model=tokens` });
+          return z.NEVER;
+        }
+        lengths.set(entry.slice(0, at).trim(), tokens);
+      }
+      return lengths;
+    }),
+  /** How often a conversation's running generation checks for a stop sent to another instance (docs/decisions/0130). */
+  CONVERSATION_STOP_POLL: duration('100ms'),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -287,6 +308,8 @@ export interface Config {
   audit: { dir: string; pageSize: number; snapshotEvery: number; snapshotsKept: number };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
+  /** Conversations' replies: context window (tokens per model) and how a stop reaches another instance. */
+  conversations: { contextTokens: number; contextLengths: ReadonlyMap<string, number>; stopPollMs: number };
   /** Growth of a long-lived installation (README, "Growth and retention"). */
   retention: { usageArchiveAfterDays: number; usageArchiveDir: string; liveViewSnapshotEvery: number };
 }
@@ -374,6 +397,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     audit: { dir: `${dataDir}/audit`, pageSize: e.AUDIT_PAGE_SIZE, snapshotEvery: e.AUDIT_SNAPSHOT_EVERY, snapshotsKept: e.AUDIT_SNAPSHOTS_KEPT },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
+    conversations: { contextTokens: e.CONVERSATION_CONTEXT_TOKENS, contextLengths: e.CONVERSATION_CONTEXT_LENGTHS, stopPollMs: e.CONVERSATION_STOP_POLL },
     retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir, liveViewSnapshotEvery: e.LIVE_VIEW_SNAPSHOT_EVERY },
   };
 }

@@ -20,6 +20,7 @@ import { channelRoutes } from './routes/channels.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
 import { presetRoutes } from './routes/presets.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { conversationMessageRoutes } from './routes/conversation-messages.js';
 import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
 import { messagesRoutes } from './routes/messages.js';
@@ -124,5 +125,6 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(projectionRoutes(ctx));
   await app.register(presetRoutes(ctx));
   await app.register(conversationRoutes(ctx));
+  await app.register(conversationMessageRoutes(ctx));
   return app;
 }

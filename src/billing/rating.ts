@@ -37,8 +37,10 @@ export interface RelaySettings {
   usage_tracking: boolean;
   /** false: the details of upstream failures are not logged for the tenant's requests. */
   error_logging: boolean;
+  /** The model that titles conversations after their first exchange (null: the first words of the first message). */
+  conversation_title_model: string | null;
 }
-export const DEFAULT_RELAY_SETTINGS: RelaySettings = Object.freeze({ default_provider: null, fallback_providers: Object.freeze([]) as unknown as string[], rate_limiting: true, usage_tracking: true, error_logging: true });
+export const DEFAULT_RELAY_SETTINGS: RelaySettings = Object.freeze({ default_provider: null, fallback_providers: Object.freeze([]) as unknown as string[], rate_limiting: true, usage_tracking: true, error_logging: true, conversation_title_model: null });
 
 export interface Settings {
   relay_api_enabled: boolean;
@@ -63,6 +65,7 @@ export function applySettingsChange(
           rate_limiting: relay.rate_limiting ?? current.relay_settings.rate_limiting,
           usage_tracking: relay.usage_tracking ?? current.relay_settings.usage_tracking,
           error_logging: relay.error_logging ?? current.relay_settings.error_logging,
+          conversation_title_model: relay.conversation_title_model !== undefined ? relay.conversation_title_model : current.relay_settings.conversation_title_model,
         }
       : current.relay_settings,
   };

@@ -45,7 +45,10 @@ export class ConversationTexts {
    * the conversation, or its user, was deleted).
    */
   async sealerFor(owner: ConversationKeyOwner, conversationId: string): Promise<(field: ConversationTextField, text: string) => SealedText> {
-    const key = await this.keys.create(conversationKeyScope(owner.userId, conversationId));
+    const scope = conversationKeyScope(owner.userId, conversationId);
+    // Read first: the key exists from the conversation's start on, and a create is a write (on
+    // SQLite, a transaction on the serving thread) that every message would pay for.
+    const key = (await this.keys.get(scope)) ?? (await this.keys.create(scope));
     return (field, text) => sealText(key, text, sealingContext(conversationId, field));
   }
 

@@ -240,3 +240,9 @@ export async function conversationCounts(db: ReadModelDb, tenantId: string): Pro
     .execute();
   return rows.map((r) => ({ user_id: r.user_id, conversations: Number(r.conversations), archived: Number(r.archived ?? 0), messages: Number(r.messages ?? 0), last_activity_at: r.last_activity_at ?? null }));
 }
+
+/** Some of the conversation's messages by id (current or not), e.g. the two of a reply just stored. */
+export function messagesById(db: ReadModelDb, conversationId: string, ids: readonly string[]): Promise<ConversationMessagesTable[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('conversation_messages').selectAll().where('conversation_id', '=', conversationId).where('id', 'in', ids).execute();
+}

@@ -146,7 +146,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('relay settings (%s)', (_n
       const view = doc.paths['/v1/admin/channels/{channel_id}'].get.responses['200'].content['application/json'].schema;
       expect(Object.keys(view.properties)).toEqual(expect.arrayContaining(['rate_limits', 'retry_config', 'fallback_for']));
       const settings = doc.paths['/v1/admin/settings'].get.responses['200'].content['application/json'].schema;
-      expect(Object.keys(settings.properties.relay_settings.properties).sort()).toEqual(['default_provider', 'enabled', 'error_logging', 'fallback_providers', 'rate_limiting', 'usage_tracking']);
+      expect(Object.keys(settings.properties.relay_settings.properties).sort()).toEqual(['conversation_title_model', 'default_provider', 'enabled', 'error_logging', 'fallback_providers', 'rate_limiting', 'usage_tracking']);
       const input = doc.paths['/v1/admin/settings'].patch.requestBody.content['application/json'].schema;
       expect(input.properties.relay_settings.additionalProperties).toBe(false);
     });

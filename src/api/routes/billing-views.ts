@@ -172,6 +172,7 @@ const RELAY_SETTINGS_DESCRIPTIONS = {
   rate_limiting: "false: API keys' rate limits and concurrency limits are not enforced for the tenant (quota, billing and channels' own rate_limits still are)",
   usage_tracking: "false: the tenant's per-request listings (GET /v1/admin/usage/requests, /v1/usage/requests) answer empty lists; usage events are still written (billing, quotas, audit, the summed /v1/admin/usage)",
   error_logging: "false: the details of the tenant's upstream failures are not written to the server log (the client's answer and the usage event are unchanged)",
+  conversation_title_model: "the model asked (through the relay, billed as the user's own traffic) for a conversation's title after its first exchange; null: the first words of the first message",
 } as const;
 
 export const RelaySettingsView = z
@@ -182,6 +183,7 @@ export const RelaySettingsView = z
     rate_limiting: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.rate_limiting),
     usage_tracking: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.usage_tracking),
     error_logging: z.boolean().describe(RELAY_SETTINGS_DESCRIPTIONS.error_logging),
+    conversation_title_model: z.string().nullable().describe(RELAY_SETTINGS_DESCRIPTIONS.conversation_title_model),
   })
   .describe('how the relay treats the tenant\'s requests (README "Relay settings of a tenant")');
 
@@ -202,6 +204,7 @@ export const RelaySettingsInput = z
     rate_limiting: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.rate_limiting),
     usage_tracking: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.usage_tracking),
     error_logging: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.error_logging),
+    conversation_title_model: z.string().trim().min(1).max(256).nullable().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.conversation_title_model),
   })
   .describe('fields given change; an unknown one is a 400 unknown_field');
 export const SettingsInput = z.object({

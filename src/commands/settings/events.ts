@@ -14,6 +14,7 @@ export const RelaySettingsChange = z.object({
   rate_limiting: z.boolean().optional(),
   usage_tracking: z.boolean().optional(),
   error_logging: z.boolean().optional(),
+  conversation_title_model: z.string().min(1).max(256).nullable().optional(),
 });
 export type RelaySettingsChange = z.infer<typeof RelaySettingsChange>;
 
