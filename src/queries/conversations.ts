@@ -38,6 +38,28 @@ export async function isOwnDeletedConversation(db: ReadModelDb, owner: Conversat
   return row !== undefined;
 }
 
+/** A message as reads show it: without the lower-cased search copy of its content. */
+export type MessageRow = Omit<ConversationMessagesTable, 'search_text' | 'user_id'>;
+
+const MESSAGE_COLUMNS = [
+  'conversation_id',
+  'id',
+  'seq',
+  'role',
+  'content',
+  'model_requested',
+  'model_served',
+  'finish_reason',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'latency_ms',
+  'usage_request_id',
+  'superseded',
+  'edited_at',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof MessageRow>;
+
 export interface MessagePage {
   /** At most this many: the latest ones (before `before`). Omitted: all. */
   limit?: number;
@@ -50,8 +72,8 @@ export interface MessagePage {
  * content. With `limit`, the latest `limit` of them (before `before`): what a chat view shows
  * first, and what scrolling back asks for. The caller checks ownership first.
  */
-export async function currentMessages(db: ReadModelDb, conversationId: string, page: MessagePage = {}): Promise<ConversationMessagesTable[]> {
-  let query = db.selectFrom('conversation_messages').selectAll().where('conversation_id', '=', conversationId).where('superseded', '=', 0);
+export async function currentMessages(db: ReadModelDb, conversationId: string, page: MessagePage = {}): Promise<MessageRow[]> {
+  let query = db.selectFrom('conversation_messages').select(MESSAGE_COLUMNS).where('conversation_id', '=', conversationId).where('superseded', '=', 0);
   if (page.before !== undefined) {
     const before = page.before;
     query = query.where('seq', '<', (eb) =>

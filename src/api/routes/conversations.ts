@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { ConversationMessagesTable, ConversationsTable } from '../../adapters/sql/schema.js';
+import type { ConversationsTable } from '../../adapters/sql/schema.js';
 import { Permission } from '../../auth/rbac.js';
 import type { Principal } from '../../auth/tokens.js';
 import { conversations, type ConversationCommand, type ConversationSettings } from '../../commands/conversations/decider.js';
@@ -32,6 +32,7 @@ import {
   searchOwnConversations,
   type ConversationListRow,
   type ConversationOwner,
+  type MessageRow,
   type SyncCursor,
 } from '../../queries/conversations.js';
 import { findVisiblePreset } from '../../queries/presets.js';
@@ -213,7 +214,7 @@ export function conversationView(row: ConversationsTable): ConversationView {
   };
 }
 
-export function messageView(row: ConversationMessagesTable): ConversationMessageView {
+export function messageView(row: MessageRow): ConversationMessageView {
   return {
     id: row.id,
     object: 'conversation.message',
