@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { containsPattern, searchScore, searchTerms, snippetOf } from '../../src/conversations/search.js';
-import { exportFileName } from '../../src/api/routes/conversations.js';
+import { exportFileName } from '../../src/conversations/views.js';
 
 describe('conversation search, the pure part', () => {
   it('splits a query into distinct lower-cased terms', () => {

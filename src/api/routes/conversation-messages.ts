@@ -13,7 +13,9 @@ import { GenerationStops } from '../../relay/ingress/conversations/stops.js';
 import { ConversationTitles } from '../../relay/ingress/conversations/titles.js';
 import type { AppContext } from '../context.js';
 import { errorResponseSchema } from '../errors.js';
-import { ConversationMessageView, conversationNotFound, MessageUsage, messageView, requireConversationUser } from './conversations.js';
+import { conversationNotFound } from '../../commands/conversations/decider.js';
+import { ConversationMessageView, MessageUsage, messageView } from '../../conversations/views.js';
+import { requireConversationUser } from './conversations.js';
 import { fastifyRelayResponse } from './relay.js';
 
 const ConversationParams = z.object({ id: z.string().min(1).max(128) });

@@ -14,8 +14,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ConversationsTable } from '../../adapters/sql/schema.js';
 import { Permission } from '../../auth/rbac.js';
 import type { Principal } from '../../auth/tokens.js';
-import { conversations, type ConversationCommand, type ConversationSettings } from '../../commands/conversations/decider.js';
+import { conversationNotFound, conversations, type ConversationCommand, type ConversationSettings } from '../../commands/conversations/decider.js';
 import { ConversationTexts, SYSTEM_PROMPT, TITLE } from '../../conversations/texts.js';
+import { ConversationMessageView, ConversationView, conversationMarkdown, conversationView, exportFileName, messageView, unixSeconds } from '../../conversations/views.js';
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import { truncateWal } from '../../adapters/data-keys/sql.js';
 import { searchScore, searchTerms, snippetOf, SEARCH_LIMITS } from '../../conversations/search.js';
@@ -32,7 +33,6 @@ import {
   searchOwnConversations,
   type ConversationListRow,
   type ConversationOwner,
-  type MessageRow,
   type SyncCursor,
 } from '../../queries/conversations.js';
 import { findVisiblePreset } from '../../queries/presets.js';
@@ -62,39 +62,6 @@ export const CreateConversationRequest = z.object({
   temperature: Temperature.nullable().optional().describe("omitted: the user's default"),
   max_tokens: MaxTokens.nullable().optional().describe("omitted: the user's default"),
 });
-
-export const ConversationView = z.object({
-  id: z.string(),
-  object: z.literal('conversation'),
-  title: z.string().nullable(),
-  model: z.string().nullable(),
-  preset_id: z.string().nullable(),
-  system_prompt: z.string().nullable(),
-  temperature: z.number().nullable(),
-  max_tokens: z.number().nullable(),
-  pinned: z.boolean(),
-  archived: z.boolean(),
-  message_count: z.number().describe('current messages (superseded ones not counted)'),
-  created_at: z.number().describe('unix seconds'),
-  updated_at: z.number().describe('unix seconds: the last change of any kind'),
-  last_message_at: z.number().nullable().describe('unix seconds'),
-});
-export type ConversationView = z.infer<typeof ConversationView>;
-
-export const MessageUsage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
-
-export const ConversationMessageView = z.object({
-  id: z.string(),
-  object: z.literal('conversation.message'),
-  role: z.string().describe('user | assistant | system'),
-  content: z.string(),
-  model: z.string().nullable().describe('assistant messages: the model that answered'),
-  finish_reason: z.string().nullable().describe('stop, length, aborted...'),
-  usage: MessageUsage.nullable(),
-  created_at: z.number().describe('unix seconds'),
-  edited_at: z.number().nullable().describe('unix seconds: a user message edited and re-sent'),
-});
-export type ConversationMessageView = z.infer<typeof ConversationMessageView>;
 
 export const ConversationWithMessages = ConversationView.extend({
   messages: z.array(ConversationMessageView).describe('current messages, oldest first'),
@@ -188,50 +155,13 @@ const MessagesQuery = z.object({
 // ---------------------------------------------------------------------------------------------
 // Views
 
-const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
-
 export function conversationListItem(row: ConversationListRow): z.infer<typeof ConversationListItem> {
   const { system_prompt: _prompt, ...item } = conversationView({ ...row, system_prompt: null, search_title: null });
   return item;
 }
 
-export function conversationView(row: ConversationsTable): ConversationView {
-  return {
-    id: row.id,
-    object: 'conversation',
-    title: row.title,
-    model: row.model,
-    preset_id: row.preset_id,
-    system_prompt: row.system_prompt,
-    temperature: row.temperature === null ? null : Number(row.temperature),
-    max_tokens: row.max_tokens,
-    pinned: row.pinned === 1,
-    archived: row.archived === 1,
-    message_count: Number(row.message_count),
-    created_at: unixSeconds(row.created_at),
-    updated_at: unixSeconds(row.updated_at),
-    last_message_at: row.last_message_at === null ? null : unixSeconds(row.last_message_at),
-  };
-}
-
-export function messageView(row: MessageRow): ConversationMessageView {
-  return {
-    id: row.id,
-    object: 'conversation.message',
-    role: row.role,
-    content: row.content,
-    model: row.model_served ?? row.model_requested,
-    finish_reason: row.finish_reason,
-    usage: row.total_tokens === null ? null : { prompt_tokens: Number(row.prompt_tokens ?? 0), completion_tokens: Number(row.completion_tokens ?? 0), total_tokens: Number(row.total_tokens) },
-    created_at: unixSeconds(row.created_at),
-    edited_at: row.edited_at === null ? null : unixSeconds(row.edited_at),
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Access
-
-export const conversationNotFound = () => new NotFoundError('conversation not found', 'conversation_not_found');
 
 /** An API key in the Authorization header: refused before anything else, with a message saying why. */
 function refuseApiKey(request: HttpRequestLike): void {
@@ -272,30 +202,6 @@ function syncCursorOf(since: string | undefined): SyncCursor | null {
   if (since === undefined) return null;
   const [position, id = ''] = since.split('.');
   return { position: Number(position), id };
-}
-
-/** A conversation as Markdown: the title, then each message under its role. */
-export function conversationMarkdown(view: ConversationView, messages: readonly ConversationMessageView[]): string {
-  const lines = [`# ${view.title ?? 'Untitled conversation'}`, ''];
-  const meta = [view.model && `Model: ${view.model}`, `Created: ${new Date(view.created_at * 1000).toISOString()}`].filter(Boolean);
-  lines.push(`_${meta.join(' · ')}_`, '');
-  if (view.system_prompt) lines.push('## System', '', view.system_prompt, '');
-  for (const m of messages) {
-    const who = m.role === 'user' ? 'User' : m.role === 'assistant' ? `Assistant${m.model ? ` (${m.model})` : ''}` : m.role.charAt(0).toUpperCase() + m.role.slice(1);
-    lines.push(`## ${who}`, '', m.content, '');
-  }
-  return lines.join('\n');
-}
-
-/** An ASCII file name from the title (the id when nothing is left). */
-export function exportFileName(view: ConversationView, extension: string): string {
-  const slug = (view.title ?? '')
-    .normalize('NFKD')
-    .replace(/[^A-Za-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60)
-    .toLowerCase();
-  return `${slug || view.id}.${extension}`;
 }
 
 export const newConversationId = () => `conv_${timeOrderedUuid().replace(/-/g, '')}`;

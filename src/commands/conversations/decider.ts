@@ -73,7 +73,8 @@ export type ConversationCommand =
 
 const NO_SETTINGS: ConversationSettings = { model: null, presetId: null, temperature: null, maxTokens: null, systemPrompt: null };
 
-const notFound = () => new NotFoundError('conversation not found', 'conversation_not_found');
+/** Missing, deleted, or someone else's: the same answer. */
+export const conversationNotFound = () => new NotFoundError('conversation not found', 'conversation_not_found');
 
 function sealed(value: string, field: string): SealedText {
   if (!isSealedText(value)) throw new DomainError(`${field} must be sealed with the conversation's data key`, 'not_sealed');
@@ -122,7 +123,7 @@ function changedSettings(current: ConversationSettings, changes: Partial<Convers
 }
 
 function live(state: ConversationState): void {
-  if (state.status !== 'active') throw notFound();
+  if (state.status !== 'active') throw conversationNotFound();
 }
 
 export const conversations: Decider<ConversationCommand, ConversationState, ConversationEvent> = {

@@ -16,7 +16,7 @@
  *   write failed: the generation is stopped and the error answered.
  */
 import type { CommandBus } from '../../../commands/bus.js';
-import { conversations, type ConversationCommand } from '../../../commands/conversations/decider.js';
+import { conversationNotFound, conversations, type ConversationCommand } from '../../../commands/conversations/decider.js';
 import type { Config } from '../../../config.js';
 import { messageField, type ConversationTexts } from '../../../conversations/texts.js';
 import { AppError, BadRequestError, NotFoundError } from '../../../errors.js';
@@ -28,7 +28,7 @@ import { currentMessages, findOwnConversation } from '../../../queries/conversat
 import { findVisiblePreset, presetDocument } from '../../../queries/presets.js';
 import type { Ingress } from '../../gate.js';
 import type { AnswerWriter } from '../../relay.js';
-import { conversationNotFound, type ConversationMessageView } from '../../../api/routes/conversations.js';
+import type { ConversationMessageView } from '../../../conversations/views.js';
 import type { RelayPreset } from '../../presets.js';
 import { SSE_DONE, sseData } from '../../sse.js';
 import { parseChatRequest } from '../chat-completions.js';
