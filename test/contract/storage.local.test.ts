@@ -1,12 +1,12 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalStorage } from '../../src/adapters/storage/local.js';
+import { openStorage } from '../../src/adapters/index.js';
 import { storageContract } from './storage.contract.js';
 
 storageContract('local', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-storage-'));
-  const storage = new LocalStorage(join(dir, 'not-yet-made'));
+  const storage = await openStorage({ kind: 'local', dir: join(dir, 'not-yet-made') });
   return {
     storage,
     // Temp files of unfinished puts start with a dot; no finished object does.

@@ -1,6 +1,6 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
-import { S3Storage } from '../../src/adapters/storage/s3.js';
+import { openStorage } from '../../src/adapters/index.js';
 import { startLocalS3, type LocalS3 } from '../support/s3-server.js';
 import { storageContract } from './storage.contract.js';
 
@@ -20,7 +20,7 @@ storageContract('s3 (s3rver)', async () => {
   // A new bucket per test: every fixture starts empty.
   const bucket = `contract-${++buckets}`;
   await admin.send(new CreateBucketCommand({ Bucket: bucket }));
-  const storage = new S3Storage({ ...server.config, bucket });
+  const storage = await openStorage({ ...server.config, bucket });
   return {
     storage,
     // s3rver implements neither listing nor aborting multipart uploads, so parts cannot be checked here.
