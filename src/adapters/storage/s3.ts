@@ -56,19 +56,23 @@ export class S3Storage implements Storage {
     const onAbort = () => void upload.abort().catch(() => {});
     options.signal?.addEventListener('abort', onAbort, { once: true });
     // A failing source destroys `counted` with its error, so the SDK never sees an end and never
-    // completes a truncated object; a failing upload stops the feeding the same way.
-    const feeding = pipeline(body, counted, { signal: options.signal });
+    // completes a truncated object; a failing upload stops the feeding the same way. Whichever
+    // fails first is the cause; the other's error is only its echo.
+    let cause: { error: unknown } | null = null;
+    const firstFailure = (e: unknown) => {
+      cause ??= { error: e };
+    };
+    const feeding = pipeline(body, counted, { signal: options.signal }).catch(firstFailure);
     const uploading = upload.done().catch((e: unknown) => {
+      firstFailure(e);
       counted.destroy(e instanceof Error ? e : new Error(String(e)));
-      throw e;
     });
     try {
-      const [fed, uploaded] = await Promise.allSettled([feeding, uploading]);
-      if (fed.status === 'rejected') {
+      await Promise.all([feeding, uploading]);
+      if (cause) {
         await upload.abort().catch(() => {});
-        throw fed.reason;
+        throw (cause as { error: unknown }).error;
       }
-      if (uploaded.status === 'rejected') throw uploaded.reason;
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
     }
