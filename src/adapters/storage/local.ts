@@ -5,8 +5,8 @@
  * directory shared.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -30,7 +30,7 @@ export class LocalStorage implements Storage {
       },
     });
     try {
-      await pipeline(body, counter, createWriteStream(temp, { flags: 'wx' }), { signal: options.signal });
+      await pipeline(body, counter, createWriteStream(temp, { flags: 'wx', flush: true }), { signal: options.signal });
       await rename(temp, target);
     } catch (e) {
       await rm(temp, { force: true });
@@ -40,10 +40,23 @@ export class LocalStorage implements Storage {
   }
 
   async get(key: string): Promise<StoredObject | null> {
-    const path = this.path(key);
-    const size = await sizeOf(path);
-    if (size === null) return null;
-    return { body: createReadStream(path), size };
+    // Opened before its size is read, so a delete or overwrite in between cannot split the two.
+    let handle;
+    try {
+      handle = await open(this.path(key), 'r');
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+    const info = await handle.stat().catch(async (e: unknown) => {
+      await handle.close();
+      throw e;
+    });
+    if (!info.isFile()) {
+      await handle.close();
+      return null;
+    }
+    return { body: handle.createReadStream(), size: info.size };
   }
 
   async head(key: string): Promise<{ size: number } | null> {
@@ -68,7 +81,13 @@ async function sizeOf(path: string): Promise<number | null> {
     const info = await stat(path);
     return info.isFile() ? info.size : null;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if (isMissing(e)) return null;
     throw e;
   }
+}
+
+/** No file there: nothing at the path, or a file where a directory of the path should be. */
+function isMissing(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
