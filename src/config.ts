@@ -170,7 +170,16 @@ export const EnvSchema = z.object({
   USAGE_JOURNAL_SEGMENT_SIZE: size('4MB'),
   METRICS_ENABLED: bool(true),
   METRICS_PORT: port(9090),
-  STORAGE_TYPE: z.enum(['local']).default('local'),
+  /** Where file bytes go: a local directory (STORAGE_DIR) or an S3-compatible bucket (S3_*). */
+  STORAGE_TYPE: z.enum(['local', 's3']).default('local'),
+  S3_BUCKET: optionalText,
+  /** Unset: AWS's own endpoint for S3_REGION. */
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  /** Unset (both): the AWS SDK's default credential chain. */
+  S3_ACCESS_KEY_ID: optionalText,
+  S3_SECRET_ACCESS_KEY: optionalText,
+  S3_FORCE_PATH_STYLE: bool(false),
 
   DATA_DIR: z.string().default('./data'),
   /** Audit replay: rows per page and side when comparing live and replayed tables (bounds its memory). */
@@ -242,7 +251,7 @@ export interface Config {
     | { kind: 'mysql' | 'postgres'; host: string; port: number; user: string; password: string; database: string; maxConnections: number; maxIdle: number; connMaxLifetimeMs: number };
   /** Where hot counters live: process memory unless CACHE_HOST is set. */
   counters: { kind: 'memory' } | { kind: 'redis'; host: string; port: number; password?: string; db: number; keyPrefix: string };
-  files: { maxSize: number; processingTimeoutMs: number; storageType: 'local'; storageDir: string };
+  files: { maxSize: number; processingTimeoutMs: number; storage: StorageConfig };
   auth: {
     jwtExpireMs: number;
     jwtRefreshExpireMs: number;
@@ -355,7 +364,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : { kind: 'sqlite', file: `${dataDir}/readmodels.db` },
     counters: e.CACHE_HOST ? { kind: 'redis', host: e.CACHE_HOST, port: e.CACHE_PORT, password: e.CACHE_PASSWORD, db: e.CACHE_DB, keyPrefix: e.CACHE_PREFIX } : { kind: 'memory' },
-    files: { maxSize: e.MAX_FILE_SIZE, processingTimeoutMs: e.FILE_PROCESSING_TIMEOUT, storageType: e.STORAGE_TYPE, storageDir: e.STORAGE_DIR },
+    files: { maxSize: e.MAX_FILE_SIZE, processingTimeoutMs: e.FILE_PROCESSING_TIMEOUT, storage: storageConfig(e) },
     auth: {
       jwtExpireMs: e.JWT_EXPIRE,
       jwtRefreshExpireMs: e.JWT_REFRESH_EXPIRE,
@@ -399,6 +408,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
     conversations: { contextTokens: e.CONVERSATION_CONTEXT_TOKENS, contextLengths: e.CONVERSATION_CONTEXT_LENGTHS, stopPollMs: e.CONVERSATION_STOP_POLL },
     retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir, liveViewSnapshotEvery: e.LIVE_VIEW_SNAPSHOT_EVERY },
+  };
+}
+
+/** Where file bytes are kept (src/ports/storage.ts); `local` needs a directory all instances share. */
+export type StorageConfig =
+  | { kind: 'local'; dir: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      endpoint?: string;
+      region: string;
+      credentials?: { accessKeyId: string; secretAccessKey: string };
+      forcePathStyle: boolean;
+    };
+
+/** The storage settings; `s3` needs S3_BUCKET, and the two keys go together. */
+function storageConfig(e: Env): StorageConfig {
+  if (e.STORAGE_TYPE === 'local') return { kind: 'local', dir: e.STORAGE_DIR };
+  const fail = (name: string, message: string): never => {
+    throw new ConfigError(`Invalid configuration:\n  ${name}: ${message}`);
+  };
+  const bucket = e.S3_BUCKET ?? fail('S3_BUCKET', 'is required when STORAGE_TYPE is s3');
+  if (Boolean(e.S3_ACCESS_KEY_ID) !== Boolean(e.S3_SECRET_ACCESS_KEY)) {
+    fail(e.S3_ACCESS_KEY_ID ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  }
+  return {
+    kind: 's3',
+    bucket,
+    endpoint: e.S3_ENDPOINT,
+    region: e.S3_REGION,
+    credentials: e.S3_ACCESS_KEY_ID && e.S3_SECRET_ACCESS_KEY ? { accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY } : undefined,
+    forcePathStyle: e.S3_FORCE_PATH_STYLE,
   };
 }
 

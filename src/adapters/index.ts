@@ -5,6 +5,7 @@
 import type { Config } from '../config.js';
 import type { Counters } from '../ports/counters.js';
 import type { EventStore } from '../ports/event-store.js';
+import type { Storage } from '../ports/storage.js';
 
 /** The configured store; with an archive directory, the log is read with archived commits merged back. */
 export async function openEventStore(config: Config['eventStore']): Promise<EventStore> {
@@ -43,6 +44,20 @@ export async function openCounters(config: Config['counters']): Promise<Counters
       const counters = new RedisCounters({ host: config.host, port: config.port, password: config.password, db: config.db, keyPrefix: config.keyPrefix });
       await counters.ping();
       return counters;
+    }
+  }
+}
+
+/** The file storage: a local directory, or an S3-compatible bucket (its SDK loaded only then). */
+export async function openStorage(config: Config['files']['storage']): Promise<Storage> {
+  switch (config.kind) {
+    case 'local': {
+      const { LocalStorage } = await import('./storage/local.js');
+      return new LocalStorage(config.dir);
+    }
+    case 's3': {
+      const { S3Storage } = await import('./storage/s3.js');
+      return new S3Storage(config);
     }
   }
 }

@@ -25,6 +25,7 @@ describe('config', () => {
     expect(c.auth.rbacEnabled).toBe(true);
     expect(c.auth.mfaEnabled).toBe(false);
     expect(c.files.maxSize).toBe(20 * 1024 * 1024);
+    expect(c.files.storage).toEqual({ kind: 'local', dir: './storage' });
     expect([c.projectorsThread, c.projectorsNice]).toEqual([true, 10]);
     // Scale defaults (docs/decisions/0040) and request bounds.
     expect(c.upstreamHttp).toEqual({ maxIdleConns: 100, maxConnsPerHost: 4096, idleConnTimeoutMs: 90_000, queueTimeoutMs: 5_000 });
@@ -38,6 +39,30 @@ describe('config', () => {
     expect(c.counters).toMatchObject({ kind: 'redis', host: 'cache', port: 6380 });
     expect(loadConfig({ SECRET, SQLDB_HOST: 'pg', SQLDB_DIALECT: 'postgres' }).readModels).toMatchObject({ kind: 'postgres', port: 5432 });
     expect(loadConfig({ SECRET, NATS_URL: 'nats://x', EVENTSTORE_URL: 'esdb://e:2113' }).eventStore.kind).toBe('kurrentdb');
+  });
+
+  it('configures S3 storage and names what it misses', () => {
+    const s3 = { SECRET, STORAGE_TYPE: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: 'id', S3_SECRET_ACCESS_KEY: 'key', S3_FORCE_PATH_STYLE: 'true' };
+    expect(loadConfig(s3).files.storage).toEqual({
+      kind: 's3',
+      bucket: 'files',
+      endpoint: 'http://minio:9000',
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'key' },
+      forcePathStyle: true,
+    });
+    expect(loadConfig({ SECRET, STORAGE_TYPE: 's3', S3_BUCKET: 'b', S3_REGION: 'eu-west-3' }).files.storage).toEqual({
+      kind: 's3',
+      bucket: 'b',
+      endpoint: undefined,
+      region: 'eu-west-3',
+      credentials: undefined,
+      forcePathStyle: false,
+    });
+    expect(() => loadConfig({ SECRET, STORAGE_TYPE: 's3' })).toThrow(/S3_BUCKET: is required when STORAGE_TYPE is s3/);
+    expect(() => loadConfig({ ...s3, S3_SECRET_ACCESS_KEY: undefined })).toThrow(/S3_SECRET_ACCESS_KEY: .*set together/);
+    expect(() => loadConfig({ SECRET, STORAGE_TYPE: 'gcs' })).toThrow(/STORAGE_TYPE/);
+    expect(() => loadConfig({ ...s3, S3_ENDPOINT: 'not a url' })).toThrow(/S3_ENDPOINT/);
   });
 
   it('chooses the server of the public port with RELAY_HTTP_SERVER (RELAY_FAST_PATH=false still means fastify)', () => {
