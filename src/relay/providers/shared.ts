@@ -24,6 +24,16 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** `text` as a JSON object, or null (not JSON, or not an object). */
+export function parseJsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Set in the request: neither absent nor an explicit null (the OpenAI schema allows both). */
 export const defined = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 

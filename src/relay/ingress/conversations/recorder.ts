@@ -9,6 +9,7 @@
  * request and stops writing), while the client's connection stays open for the final event.
  */
 import type { HeaderValue } from '../../../http-exchange.js';
+import { parseJsonObject } from '../../providers/shared.js';
 import type { AnswerWriter } from '../../relay.js';
 import type { ChatCompletion } from '../../schema.js';
 import { SSE_DONE, SseParser } from '../../sse.js';
@@ -61,7 +62,7 @@ export class ReplyRecorder implements AnswerWriter {
 
   send(status: number, headers: Record<string, HeaderValue>, body: string): void {
     if (status === 200) {
-      const completion = parse(body) as ChatCompletion | null;
+      const completion = parseJsonObject(body) as ChatCompletion | null;
       if (completion !== null) {
         this.completion = completion;
         const choice = completion.choices?.[0];
@@ -131,7 +132,7 @@ export class ReplyRecorder implements AnswerWriter {
     if (this.parser === null) return;
     for (const event of this.parser.push(text)) {
       if (event.data === '[DONE]') continue;
-      const chunk = parse(event.data) as ChunkView | null;
+      const chunk = parseJsonObject(event.data) as ChunkView | null;
       if (chunk === null) continue;
       if (chunk.error !== undefined && typeof chunk.error === 'object' && chunk.error !== null) {
         const { message, code } = chunk.error as { message?: unknown; code?: unknown };
@@ -144,14 +145,5 @@ export class ReplyRecorder implements AnswerWriter {
       if (typeof content === 'string' && content !== '') this.texts.push(content);
       if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
     }
-  }
-}
-
-function parse(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
   }
 }

@@ -5,10 +5,9 @@
  * forwarded to the gate's writer unchanged; its last bytes are still held by the gate.
  */
 import type { HeaderValue } from '../../../http-exchange.js';
+import { isRecord, parseJsonObject } from '../../providers/shared.js';
 import type { AnswerWriter } from '../../relay.js';
 import { SseParser } from '../../sse.js';
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const FINAL_EVENTS: ReadonlySet<string | null> = new Set(['response.completed', 'response.incomplete']);
 
@@ -24,7 +23,7 @@ export class AnswerRecorder implements AnswerWriter {
   }
 
   send(status: number, headers: Record<string, HeaderValue>, body: string): void {
-    if (status === 200) this.final = parseObject(body);
+    if (status === 200) this.final = parseJsonObject(body);
     this.inner.send(status, headers, body);
   }
 
@@ -68,17 +67,8 @@ export class AnswerRecorder implements AnswerWriter {
     for (const event of this.parser.push(text)) {
       // Only the final event is parsed (deltas are many and not needed).
       if (!FINAL_EVENTS.has(event.event)) continue;
-      const data = parseObject(event.data);
+      const data = parseJsonObject(event.data);
       if (data !== null && isRecord(data.response)) this.final = data.response;
     }
-  }
-}
-
-function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isRecord(value) ? value : null;
-  } catch {
-    return null;
   }
 }
