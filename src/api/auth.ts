@@ -51,7 +51,8 @@ function verifyCached(tokens: TokenService, token: string): Promise<Principal> {
   });
 }
 
-function bearerToken(request: HttpRequestLike): string | null {
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(request: HttpRequestLike): string | null {
   const header = headerOf(request, 'authorization');
   if (!header) return null;
   const match = /^Bearer\s+(\S+)$/i.exec(header);

@@ -20,7 +20,7 @@ import { ConversationMessageView, ConversationView, conversationMarkdown, conver
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import { truncateWal } from '../../adapters/data-keys/sql.js';
 import { searchScore, searchTerms, snippetOf, SEARCH_LIMITS } from '../../conversations/search.js';
-import { headerOf, type HttpRequestLike } from '../../http-exchange.js';
+import type { HttpRequestLike } from '../../http-exchange.js';
 import { timeOrderedUuid } from '../../ids.js';
 import {
   conversationChanges,
@@ -37,7 +37,7 @@ import {
 } from '../../queries/conversations.js';
 import { findVisiblePreset } from '../../queries/presets.js';
 import { KEY_PREFIX } from '../../relay/access/key-gate.js';
-import { requirePermission, requirePrincipal } from '../auth.js';
+import { bearerToken, requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { errorResponseSchema } from '../errors.js';
 import { EntityId, isOperator, tenantNotAllowed } from './tenants.js';
@@ -165,8 +165,7 @@ export function conversationListItem(row: ConversationListRow): z.infer<typeof C
 
 /** An API key in the Authorization header: refused before anything else, with a message saying why. */
 function refuseApiKey(request: HttpRequestLike): void {
-  const header = headerOf(request, 'authorization');
-  if (header !== undefined && /^Bearer\s+/i.test(header) && header.replace(/^Bearer\s+/i, '').startsWith(KEY_PREFIX)) {
+  if (bearerToken(request)?.startsWith(KEY_PREFIX)) {
     throw new UnauthorizedError("conversations need a user's credentials (an access token or the session cookie), not an API key", 'user_credentials_required');
   }
 }
