@@ -103,6 +103,17 @@ export const EnvSchema = z.object({
 
   MAX_FILE_SIZE: size('20MB'),
   FILE_PROCESSING_TIMEOUT: duration('60s'),
+  /** `builtin`: text extraction and OCR in worker threads; `none`: files are stored, never processed. */
+  FILE_PROCESSING_ENGINE: z.enum(['builtin', 'none']).default('builtin'),
+  /** Worker threads that process files (each runs one file at a time). */
+  FILE_PROCESSING_WORKERS: z.coerce.number().int().min(1).max(32).default(2),
+  /** Extracted text longer than this (characters) is kept whole but marked; chat uses a cut form that says so. */
+  FILE_TEXT_LIMIT: z.coerce.number().int().min(1000).default(100_000),
+  OCR_ENABLED: bool(true),
+  /** Comma list of tesseract language codes (three letters: eng, deu, fra, chi_sim...). */
+  OCR_LANGUAGES: z.string().regex(/^[a-z_]+(,[a-z_]+)*$/, 'a comma list of language codes such as eng,deu').default('eng'),
+  /** A tessdata folder (Debian's tesseract-ocr-* packages: /usr/share/tesseract-ocr/5/tessdata) tried before the @tesseract.js-data/<lang> packages. */
+  OCR_TESSDATA_DIR: optionalText,
   JWT_EXPIRE: duration('24h'),
   JWT_REFRESH_EXPIRE: duration('720h'),
   /** How often ended sessions (expired or revoked longer than JWT_EXPIRE ago) are removed from the sessions table. */
@@ -251,7 +262,17 @@ export interface Config {
     | { kind: 'mysql' | 'postgres'; host: string; port: number; user: string; password: string; database: string; maxConnections: number; maxIdle: number; connMaxLifetimeMs: number };
   /** Where hot counters live: process memory unless CACHE_HOST is set. */
   counters: { kind: 'memory' } | { kind: 'redis'; host: string; port: number; password?: string; db: number; keyPrefix: string };
-  files: { maxSize: number; processingTimeoutMs: number; storage: StorageConfig };
+  files: {
+    maxSize: number;
+    processingTimeoutMs: number;
+    storage: StorageConfig;
+    /** FILE_PROCESSING_ENGINE */
+    engine: 'builtin' | 'none';
+    workers: number;
+    /** FILE_TEXT_LIMIT (characters) */
+    textLimit: number;
+    ocr: { enabled: boolean; languages: string[]; tessdataDir: string | null };
+  };
   auth: {
     jwtExpireMs: number;
     jwtRefreshExpireMs: number;
@@ -364,7 +385,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : { kind: 'sqlite', file: `${dataDir}/readmodels.db` },
     counters: e.CACHE_HOST ? { kind: 'redis', host: e.CACHE_HOST, port: e.CACHE_PORT, password: e.CACHE_PASSWORD, db: e.CACHE_DB, keyPrefix: e.CACHE_PREFIX } : { kind: 'memory' },
-    files: { maxSize: e.MAX_FILE_SIZE, processingTimeoutMs: e.FILE_PROCESSING_TIMEOUT, storage: storageConfig(e) },
+    files: {
+      maxSize: e.MAX_FILE_SIZE,
+      processingTimeoutMs: e.FILE_PROCESSING_TIMEOUT,
+      storage: storageConfig(e),
+      engine: e.FILE_PROCESSING_ENGINE,
+      workers: e.FILE_PROCESSING_WORKERS,
+      textLimit: e.FILE_TEXT_LIMIT,
+      ocr: { enabled: e.OCR_ENABLED, languages: e.OCR_LANGUAGES.split(','), tessdataDir: e.OCR_TESSDATA_DIR ?? null },
+    },
     auth: {
       jwtExpireMs: e.JWT_EXPIRE,
       jwtRefreshExpireMs: e.JWT_REFRESH_EXPIRE,
