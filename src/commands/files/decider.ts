@@ -19,6 +19,7 @@ export interface FileState {
   userId: string | null;
   sha256: string | null;
   storageKey: string | null;
+  mimeType: string | null;
   /** When the current processing claim was made (ISO), while `processing`. */
   processingSince: string | null;
   textKey: string | null;
@@ -56,7 +57,7 @@ const LIVE: ReadonlySet<FileStatus> = new Set(['uploaded', 'processing', 'proces
 
 export const files: Decider<FileCommand, FileState, FileEvent> = {
   category: 'file',
-  initialState: { status: 'none', tenantId: null, userId: null, sha256: null, storageKey: null, processingSince: null, textKey: null },
+  initialState: { status: 'none', tenantId: null, userId: null, sha256: null, storageKey: null, mimeType: null, processingSince: null, textKey: null },
   events: FileEvent,
 
   decide(command, state) {
@@ -108,7 +109,7 @@ export const files: Decider<FileCommand, FileState, FileEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'FileUploaded':
-        return { ...state, status: 'uploaded', tenantId: event.data.tenant_id, userId: event.data.user_id, sha256: event.data.sha256, storageKey: event.data.storage_key };
+        return { ...state, status: 'uploaded', tenantId: event.data.tenant_id, userId: event.data.user_id, sha256: event.data.sha256, storageKey: event.data.storage_key, mimeType: event.data.mime_type };
       case 'FileProcessingStarted':
         return { ...state, status: 'processing', processingSince: event.data.at };
       case 'FileProcessed':
