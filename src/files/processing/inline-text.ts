@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { MIME, TEXT_MIMES } from '../mime.js';
 import type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+const ENTITIES: ReadonlyMap<string, string> = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"], ['nbsp', ' ']]);
 
 /** HTML's visible text, roughly: scripts, styles and tags out, entities in, blank runs squeezed. */
 export function htmlText(html: string): string {
@@ -21,7 +21,7 @@ export function htmlText(html: string): string {
     .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
       if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(parseInt(name.slice(2), 16));
       if (name.startsWith('#')) return String.fromCodePoint(Number(name.slice(1)));
-      return ENTITIES[name.toLowerCase()] ?? whole;
+      return ENTITIES.get(name.toLowerCase()) ?? whole;
     })
     .replace(/[ \t]+/g, ' ')
     .replace(/ *\n[\s]*/g, '\n')
