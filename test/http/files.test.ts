@@ -13,7 +13,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uploadKey } from '../../src/ports/storage.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
-import { fileForm, pngBytes } from '../support/files.js';
+import { fileForm, gifBytes, pngBytes } from '../support/files.js';
 import { appModes } from '../support/modes.js';
 import { startLocalS3, type LocalS3 } from '../support/s3-server.js';
 
@@ -43,7 +43,9 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
   let b: RunningApp;
   let s3: LocalS3 | null = null;
   let cleanup: () => Promise<void> = async () => undefined;
-  let me: { tenantId: string; userId: string; token: string };
+  type User = Awaited<ReturnType<typeof loggedInUser>>;
+  /** The owner of most files; another user of the same tenant, its admin; a user of another tenant; a quota tenant's admin and user. */
+  let me: User, sameTenant: User, tenantAdmin: User, otherTenant: User, quotaAdmin: User, quotaUser: User;
 
   /** The object keys in storage under `prefix`. */
   const storedKeys = async (prefix: string): Promise<string[]> => {
@@ -66,7 +68,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
     if (!mode.enabled) return;
     const { env, cleanup: drop } = mode.env();
     cleanup = drop;
-    const files: Record<string, string> = { MAX_FILE_SIZE: '1MB', HEALTH_CHECK_ENABLED: 'false' };
+    const files: Record<string, string> = { MAX_FILE_SIZE: '1MB', FILE_TEXT_LIMIT: '1000', HEALTH_CHECK_ENABLED: 'false' };
     if (name === 'distributed') {
       s3 = await startLocalS3();
       Object.assign(files, {
@@ -81,7 +83,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
     }
     a = await startApp({ ...env, ...files });
     b = name === 'distributed' ? await startApp({ ...env, ...files }) : a;
-    me = await loggedInUser(a, 'user');
+    [me, otherTenant, quotaAdmin] = await Promise.all([loggedInUser(a, 'user'), loggedInUser(a, 'user'), loggedInUser(a, 'admin')]);
+    [sameTenant, tenantAdmin, quotaUser] = await Promise.all([loggedInUser(a, 'user', me.tenantId), loggedInUser(a, 'admin', me.tenantId), loggedInUser(a, 'user', quotaAdmin.tenantId)]);
   });
   afterAll(async () => {
     if (b !== a) await b?.close();
@@ -161,7 +164,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
   it.runIf(mode.enabled)('stores identical uploads once; the bytes go only when the last file is deleted', async () => {
     const content = `shared bytes ${Math.random()}`;
     const first = await upload(a.url, me.token, fileForm(content, 'one.txt'));
-    const other = await loggedInUser(a, 'user');
+    const other = otherTenant;
     const second = await upload(b.url, other.token, fileForm(content, 'two.txt'));
     expect(second.status, second.text).toBe(201);
     expect(second.json.sha256).toBe(first.json.sha256);
@@ -214,8 +217,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
   });
 
   it.runIf(mode.enabled)("enforces the tenant's storage quota with 413 storage_quota_exceeded", async () => {
-    const admin = await loggedInUser(a, 'admin');
-    const user = await loggedInUser(a, 'user', admin.tenantId);
+    const [admin, user] = [quotaAdmin, quotaUser];
     const set = await call(`${a.url}/v1/admin/settings`, { method: 'PATCH', token: admin.token, body: { storage_quota_bytes: 1000 } });
     expect(set.status, set.text).toBe(200);
     expect(set.json.storage_quota_bytes).toBe(1000);
@@ -227,18 +229,23 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
     expect((await upload(b.url, user.token, fileForm(Buffer.alloc(400, 'c'), 'c.txt'))).status).toBe(201);
     // Other tenants are not limited by it.
     expect((await upload(b.url, me.token, fileForm(Buffer.alloc(2000, 'd'), 'd.txt'))).status).toBe(201);
+    // Admins see counts and bytes per user and status of their tenant only, never names.
     const usage = await call(`${a.url}/v1/admin/files/usage`, { token: admin.token });
-    expect(usage.json.data).toEqual([{ tenant_id: admin.tenantId, user_id: user.userId, status: expect.any(String), files: 2, bytes: 1000 }].length === usage.json.data.length ? usage.json.data : usage.json.data);
-    const total = usage.json.data.reduce((n: number, r: { bytes: number; user_id: string }) => (r.user_id === user.userId ? n + r.bytes : n), 0);
-    expect(total).toBe(1000);
+    expect(usage.status, usage.text).toBe(200);
+    const rows = usage.json.data as Array<{ tenant_id: string; user_id: string; status: string; files: number; bytes: number }>;
+    expect(new Set(rows.map((r) => `${r.tenant_id}/${r.user_id}`))).toEqual(new Set([`${admin.tenantId}/${user.userId}`]));
+    expect(rows.reduce((n, r) => n + r.files, 0)).toBe(2);
+    expect(rows.reduce((n, r) => n + r.bytes, 0)).toBe(1000);
     expect(JSON.stringify(usage.json)).not.toMatch(/a\.txt|c\.txt/);
+    const everyTenant = await call(`${a.url}/v1/admin/files/usage`, { token: a.adminToken });
+    const tenants = new Set(everyTenant.json.data.map((r: { tenant_id: string }) => r.tenant_id));
+    expect(tenants.has(me.tenantId) && tenants.has(admin.tenantId)).toBe(true);
+    expect((await call(`${a.url}/v1/admin/files/usage?tenant_id=${me.tenantId}`, { token: admin.token })).status).toBe(403);
+    expect((await call(`${a.url}/v1/admin/files/usage`, { token: user.token })).status).toBe(403);
   });
 
   it.runIf(mode.enabled)('shows a file to its owner only: another user, another tenant, an admin get 404', async () => {
     const up = await upload(a.url, me.token, fileForm('private', 'secret-plans.txt'));
-    const sameTenant = await loggedInUser(a, 'user', me.tenantId);
-    const otherTenant = await loggedInUser(a, 'user');
-    const tenantAdmin = await loggedInUser(a, 'admin', me.tenantId);
     for (const token of [sameTenant.token, otherTenant.token, tenantAdmin.token, a.adminToken]) {
       for (const [method, path] of [
         ['GET', ''],
@@ -254,5 +261,37 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
       expect(list.json.data.map((f: { id: string }) => f.id)).not.toContain(up.json.id);
     }
     expect((await call(`${a.url}/v1/files/${up.json.id}`, { token: me.token })).json.filename).toBe('secret-plans.txt');
+  });
+
+  it.runIf(mode.enabled)('gives chat processed files: text cut at FILE_TEXT_LIMIT with a note, images as data URLs; others not ready or not found', async () => {
+    const attachments = b.app.ctx.files.attachments;
+    const owner = { tenantId: me.tenantId, userId: me.userId };
+    const long = 'word '.repeat(300);
+    const doc = await upload(a.url, me.token, fileForm(long, 'long.md'));
+    expect(await settled(a.url, me.token, doc.json.id)).toMatchObject({ status: 'processed', mime_type: 'text/markdown' });
+    const attached = await attachments.attach(owner, doc.json.id);
+    expect(attached).toMatchObject({ kind: 'text', id: doc.json.id, filename: 'long.md', mimeType: 'text/markdown', truncated: true });
+    expect(attached.kind === 'text' && attached.text.startsWith(long.slice(0, 1000))).toBe(true);
+    expect(attached.text).toContain('1500 characters');
+    // The stored text stays whole, marked.
+    expect((await call(`${a.url}/v1/files/${doc.json.id}/text`, { token: me.token })).json).toMatchObject({ text: long, text_chars: 1500, truncated: true });
+
+    const png = pngBytes(4, 4);
+    const image = await upload(a.url, me.token, fileForm(png, 'pixel.png'));
+    await settled(a.url, me.token, image.json.id);
+    expect(await attachments.attach(owner, image.json.id)).toEqual({ kind: 'image', id: image.json.id, filename: 'pixel.png', mimeType: 'image/png', dataUrl: `data:image/png;base64,${png.toString('base64')}`, text: null, truncated: false });
+
+    const gif = await upload(a.url, me.token, fileForm(gifBytes(), 'anim.gif'));
+    expect(gif.json.mime_type).toBe('application/octet-stream');
+    const failed = await settled(a.url, me.token, gif.json.id);
+    expect(failed).toMatchObject({ status: 'error' });
+    expect(failed.status_details).toContain('unsupported type');
+    await expect(attachments.attach(owner, gif.json.id)).rejects.toMatchObject({ status: 409, code: 'file_not_ready', message: expect.stringContaining('unsupported type') });
+    const text = await call(`${b.url}/v1/files/${gif.json.id}/text`, { token: me.token });
+    expect(text.status).toBe(409);
+    expect(text.json.error.code).toBe('file_not_ready');
+
+    await expect(attachments.attach({ tenantId: sameTenant.tenantId, userId: sameTenant.userId }, doc.json.id)).rejects.toMatchObject({ status: 404, code: 'file_not_found' });
+    await expect(attachments.attach(owner, 'file-00000000000000000000000000000000')).rejects.toMatchObject({ status: 404, code: 'file_not_found' });
   });
 });
