@@ -1,0 +1,280 @@
+/**
+ * OCR (issue 18): tesseract.js, run inside a file-processing worker thread. tesseract.js starts
+ * one thread of its own there (its wasm core); a terminated processing thread takes it along.
+ *
+ * Nothing is downloaded and nothing is cached on disk: the language data are files found at
+ * startup (OCR_TESSDATA_DIR, then the `@tesseract.js-data/<lang>` npm packages), tesseract.js's
+ * worker script and wasm core load from node_modules, and the cache is off (`cacheMethod: none`),
+ * so tesseract.js never writes `<lang>.traineddata` into the working directory.
+ *
+ * Images go to tesseract as they are (its Leptonica reads PNG, JPEG, WebP and TIFF) except BMP,
+ * which is re-encoded as PNG first: tesseract.js's own BMP path copies the pixels through a
+ * plain object and takes seconds for a page. A PDF page without a text layer is rendered with
+ * pdf.js onto an @napi-rs/canvas canvas and read like a PNG.
+ */
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, readlinkSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import type { Worker as NodeWorker } from 'node:worker_threads';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { createWorker, OEM, type Worker as TesseractWorker } from 'tesseract.js';
+import type { Config } from '../../config.js';
+import { ConfigError } from '../../errors.js';
+import { MIME } from '../mime.js';
+
+export type OcrSettings = Config['files']['ocr'];
+
+/** What the extractors need from OCR (src/files/processing/extractors). */
+export interface Ocr {
+  /** The text recognised in one image (PNG, JPEG, WebP, TIFF or BMP). */
+  image(bytes: Uint8Array, mimeType: string): Promise<string>;
+  /** The text recognised on one PDF page that has no text layer. */
+  pdfPage(page: PDFPageProxy): Promise<string>;
+}
+
+/** One configured language and the file holding its data (`.traineddata`, gzipped or not). */
+export interface LanguageData {
+  code: string;
+  file: string;
+}
+
+const require = createRequire(import.meta.url);
+
+/** Where Debian's tesseract-ocr-<lang> packages put their data: named in the startup message. */
+const DEBIAN_TESSDATA = '/usr/share/tesseract-ocr/5/tessdata';
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The data file of one language, or null: `<tessdataDir>/<code>.traineddata[.gz]` first, then the
+ * npm package `@tesseract.js-data/<code>` (its LSTM-only data, which is all the LSTM engine uses,
+ * else its full data).
+ */
+export function findLanguageData(code: string, tessdataDir: string | null): string | null {
+  if (tessdataDir) {
+    for (const name of [`${code}.traineddata`, `${code}.traineddata.gz`]) {
+      const file = join(tessdataDir, name);
+      if (isFile(file)) return file;
+    }
+  }
+  let packageDir: string;
+  try {
+    packageDir = dirname(require.resolve(`@tesseract.js-data/${code}/package.json`));
+  } catch {
+    return null;
+  }
+  for (const version of ['4.0.0_best_int', '4.0.0']) {
+    const file = join(packageDir, version, `${code}.traineddata.gz`);
+    if (isFile(file)) return file;
+  }
+  return null;
+}
+
+/**
+ * The startup check: every configured language has data here, or a ConfigError naming each one
+ * that has none and how to add it. Returns where each language's data is.
+ */
+export function checkOcrLanguages(settings: OcrSettings): LanguageData[] {
+  const found: LanguageData[] = [];
+  const missing: string[] = [];
+  for (const code of settings.languages) {
+    const file = findLanguageData(code, settings.tessdataDir);
+    if (file) found.push({ code, file });
+    else missing.push(code);
+  }
+  if (missing.length > 0) {
+    const where = settings.tessdataDir ? `OCR_TESSDATA_DIR (${settings.tessdataDir}) has no <lang>.traineddata for it` : 'OCR_TESSDATA_DIR is not set';
+    throw new ConfigError(
+      missing
+        .map(
+          (code) =>
+            `OCR language '${code}' has no data: install @tesseract.js-data/${code} (npm install @tesseract.js-data/${code}) or set OCR_TESSDATA_DIR to a folder with ${code}.traineddata ` +
+            `(Debian: apt-get install tesseract-ocr-${code.replace(/_/g, '-')}, then OCR_TESSDATA_DIR=${DEBIAN_TESSDATA}); ${where}`,
+        )
+        .join('\n'),
+    );
+  }
+  return found;
+}
+
+/**
+ * tesseract.js reads every language from one folder (`langPath/<code>.traineddata[.gz]`). When the
+ * languages' files are in one folder with one suffix that folder is used; otherwise (npm packages
+ * each have their own folder) a folder of symbolic links named `<code>.traineddata` is made under
+ * the temp dir, named after what it links to so every thread and restart shares it. tesseract.js
+ * tells gzipped data by its magic bytes, so the links need no `.gz`.
+ */
+export function languageFolder(languages: readonly LanguageData[]): { langPath: string; gzip: boolean } {
+  const folders = new Set(languages.map((l) => dirname(l.file)));
+  const gzipped = new Set(languages.map((l) => l.file.endsWith('.gz')));
+  const [folder] = folders;
+  const [gzip] = gzipped;
+  const named = languages.every((l) => basename(l.file) === `${l.code}.traineddata${l.file.endsWith('.gz') ? '.gz' : ''}`);
+  if (folder !== undefined && gzip !== undefined && folders.size === 1 && gzipped.size === 1 && named) return { langPath: folder, gzip };
+
+  const links = languages.map((l) => [`${l.code}.traineddata`, l.file] as const);
+  const digest = createHash('sha256').update(JSON.stringify(links)).digest('hex').slice(0, 16);
+  const langPath = join(tmpdir(), `switchyard-tessdata-${digest}`);
+  mkdirSync(langPath, { recursive: true });
+  for (const [name, target] of links) linkTo(join(langPath, name), target);
+  return { langPath, gzip: false };
+}
+
+/** A symbolic link at `path` to `target`, tolerating another thread that made it first. */
+function linkTo(path: string, target: string): void {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      if (lstatSync(path).isSymbolicLink() && readlinkSync(path) === target) return;
+      unlinkSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    try {
+      symlinkSync(target, path);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  throw new Error(`cannot link ${path} to the OCR language data`);
+}
+
+/** A running tesseract.js worker with the configured languages loaded. */
+export interface OcrEngine {
+  /** The text of one image tesseract reads (PNG, JPEG, WebP, TIFF; see `imageForTesseract`). */
+  recognize(image: Uint8Array): Promise<string>;
+  /** False once tesseract's thread has stopped (closed, crashed or exited). */
+  readonly running: boolean;
+  /** Stops tesseract's thread. */
+  close(): Promise<void>;
+}
+
+/** Starts tesseract.js with the settings' languages (checked again here: the worker may run long after startup). */
+export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
+  const { langPath, gzip } = languageFolder(checkOcrLanguages(settings));
+  // A failed initialisation never settles createWorker: its errorHandler is the only news of it.
+  let failStart: (error: Error) => void = () => undefined;
+  const startFailed = new Promise<never>((_, reject) => (failStart = reject));
+  const worker: TesseractWorker = await Promise.race([
+    createWorker(settings.languages, OEM.LSTM_ONLY, {
+      langPath,
+      gzip,
+      cacheMethod: 'none',
+      // Without a handler tesseract.js throws job failures from its message listener (uncaught);
+      // with one they reach the job's promise, and a start that fails rejects here.
+      errorHandler: (error: unknown) => failStart(new Error(`OCR failed to start: ${String(error)}`)),
+    }),
+    startFailed,
+  ]);
+  // The thread under tesseract.js's worker object: when it dies mid-job the job would wait forever.
+  const thread = (worker as unknown as { worker?: NodeWorker }).worker;
+  let stopped: Error | null = null;
+  const died = new Promise<never>((_, reject) => {
+    thread?.once('error', (error) => reject((stopped = new Error(`the OCR thread failed: ${error.message}`))));
+    thread?.once('exit', (code) => reject((stopped ??= new Error(`the OCR thread stopped (exit code ${code})`))));
+  });
+  died.catch(() => undefined);
+  return {
+    get running() {
+      return stopped === null;
+    },
+    async recognize(image) {
+      if (stopped) throw stopped;
+      const result = await Promise.race([worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength)), died]);
+      return result.data.text;
+    },
+    async close() {
+      stopped ??= new Error('OCR is closed');
+      await worker.terminate();
+    },
+  };
+}
+
+/** The image in a form tesseract reads quickly: BMP becomes PNG, the others are passed as they are. */
+export async function imageForTesseract(bytes: Uint8Array, mimeType: string): Promise<Uint8Array> {
+  if (mimeType !== MIME.bmp) return bytes;
+  const image = await loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  const canvas = createCanvas(image.width, image.height);
+  canvas.getContext('2d').drawImage(image, 0, 0);
+  return canvas.toBuffer('image/png');
+}
+
+/** Scans are read at about 200 dpi (pdf.js's unit is 1/72 in), at most this many pixels a side. */
+const SCAN_DPI = 200;
+const MAX_RENDER_SIDE = 5000;
+
+/** The render scale for a page of this size (in points): SCAN_DPI, less for pages too big for MAX_RENDER_SIDE. */
+export function renderScale(widthPt: number, heightPt: number): number {
+  const scale = SCAN_DPI / 72;
+  const longest = Math.max(widthPt, heightPt) * scale;
+  return longest > MAX_RENDER_SIDE ? (scale * MAX_RENDER_SIDE) / longest : scale;
+}
+
+type RenderParameters = Parameters<PDFPageProxy['render']>[0];
+
+/** One PDF page drawn on a white canvas, as PNG. */
+export async function renderPdfPage(page: PDFPageProxy): Promise<Uint8Array> {
+  const base = page.getViewport({ scale: 1 });
+  const viewport = page.getViewport({ scale: renderScale(base.width, base.height) });
+  const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  // pdf.js's types name the DOM canvas; in Node it draws on @napi-rs/canvas (its own NodeCanvasFactory uses it too).
+  await page.render({ canvas: canvas as unknown as RenderParameters['canvas'], viewport }).promise;
+  return canvas.toBuffer('image/png');
+}
+
+/** OCR over one engine: images and rendered PDF pages. */
+export function ocrWith(engine: OcrEngine): Ocr {
+  return {
+    image: async (bytes, mimeType) => (await engine.recognize(await imageForTesseract(bytes, mimeType))).trim(),
+    pdfPage: async (page) => (await engine.recognize(await renderPdfPage(page))).trim(),
+  };
+}
+
+/** This thread's engine, started on first use and kept for the next files (tesseract takes ~1 s to start). */
+let shared: { key: string; engine: Promise<OcrEngine> } | null = null;
+
+async function sharedEngine(settings: OcrSettings): Promise<OcrEngine> {
+  const key = JSON.stringify(settings);
+  if (shared?.key === key) {
+    const engine = await shared.engine.catch(() => null);
+    if (engine?.running) return engine;
+  }
+  // Settings changed, or the engine failed to start or died: start afresh.
+  if (shared) void shared.engine.then((engine) => engine.close()).catch(() => undefined);
+  const entry = { key, engine: openOcrEngine(settings) };
+  shared = entry;
+  try {
+    return await entry.engine;
+  } catch (error) {
+    if (shared === entry) shared = null;
+    throw error;
+  }
+}
+
+/**
+ * The OCR for these settings, or null when OCR is off. Runs in the processing worker: the engine
+ * is started once per thread and reused.
+ */
+export async function loadOcr(settings: OcrSettings): Promise<Ocr | null> {
+  if (!settings.enabled) return null;
+  return ocrWith(await sharedEngine(settings));
+}
+
+/** Stops this thread's engine (the processing worker's shutdown). */
+export async function closeOcr(): Promise<void> {
+  const current = shared;
+  shared = null;
+  if (current) await (await current.engine.catch(() => null))?.close();
+}

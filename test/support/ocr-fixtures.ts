@@ -1,0 +1,109 @@
+/**
+ * Generated OCR fixtures (issue 18): a page-sized image with rendered text, the same page in every
+ * image format Switchyard reads (PNG, JPEG, WebP from @napi-rs/canvas; TIFF from utif2; BMP from
+ * bmp-js), and a scanned PDF (the PNG as the only content of a page, no text layer; pdf-lib).
+ * The font is Liberation Sans as pdfjs-dist ships it, so nothing outside node_modules is needed.
+ * Each page carries a random reference number, so a test passes only if OCR really read the page.
+ */
+import { randomInt } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { createCanvas, GlobalFonts, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
+import bmp from 'bmp-js';
+import { PDFDocument } from 'pdf-lib';
+import UTIF from 'utif2';
+import { MIME } from '../../src/files/mime.js';
+
+const require = createRequire(import.meta.url);
+const FONT_FAMILY = 'Switchyard Test Sans';
+GlobalFonts.registerFromPath(join(dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts', 'LiberationSans-Regular.ttf'), FONT_FAMILY);
+
+/** A4 at 150 dpi. */
+export const PAGE = { width: 1240, height: 1754, dpi: 150 } as const;
+
+export interface TextPage {
+  /** The lines drawn on the page, top to bottom. */
+  lines: string[];
+  /** The words a reader must find (every word of every line). */
+  words: string[];
+  /** PNG bytes. */
+  png: Buffer;
+  /** RGBA pixels, row by row (for the encoders that take raw pixels). */
+  rgba: Uint8Array;
+}
+
+/** The default page's lines; a random reference number is added below them. */
+export const SAMPLE_LINES = ['Switchyard reads scanned invoices', 'Quarterly freight total', 'The quick brown fox jumps over the lazy dog'];
+
+/** A white page with black text, 40 px (about 19 pt at 150 dpi), one line every 90 px. */
+export function textPage(lines: readonly string[] = [...SAMPLE_LINES, `Reference ${randomInt(100_000, 1_000_000)}`]): TextPage {
+  const canvas = createCanvas(PAGE.width, PAGE.height);
+  const context: SKRSContext2D = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, PAGE.width, PAGE.height);
+  context.fillStyle = '#000000';
+  context.font = `40px "${FONT_FAMILY}"`;
+  lines.forEach((line, index) => context.fillText(line, 120, 220 + index * 90));
+  return {
+    lines: [...lines],
+    words: lines.flatMap((line) => line.split(/\s+/)),
+    png: canvas.toBuffer('image/png'),
+    rgba: new Uint8Array(context.getImageData(0, 0, PAGE.width, PAGE.height).data.buffer),
+  };
+}
+
+export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'tiff' | 'bmp';
+
+/** The page encoded in one image format, with the MIME type detection gives it. */
+export function encodePage(page: TextPage, format: ImageFormat): { bytes: Buffer; mimeType: string } {
+  switch (format) {
+    case 'png':
+      return { bytes: page.png, mimeType: MIME.png };
+    case 'jpeg':
+    case 'webp': {
+      const canvas = createCanvas(PAGE.width, PAGE.height);
+      const context = canvas.getContext('2d');
+      context.putImageData(new ImageData(new Uint8ClampedArray(page.rgba), PAGE.width, PAGE.height), 0, 0);
+      return format === 'jpeg'
+        ? { bytes: canvas.toBuffer('image/jpeg', 90), mimeType: MIME.jpeg }
+        : { bytes: canvas.toBuffer('image/webp', 90), mimeType: MIME.webp };
+    }
+    case 'tiff':
+      return { bytes: Buffer.from(UTIF.encodeImage(page.rgba, PAGE.width, PAGE.height)), mimeType: MIME.tiff };
+    case 'bmp': {
+      // bmp-js takes pixels as A,B,G,R.
+      const abgr = Buffer.alloc(page.rgba.length);
+      for (let i = 0; i < page.rgba.length; i += 4) {
+        abgr[i] = page.rgba[i + 3]!;
+        abgr[i + 1] = page.rgba[i + 2]!;
+        abgr[i + 2] = page.rgba[i + 1]!;
+        abgr[i + 3] = page.rgba[i]!;
+      }
+      return { bytes: bmp.encode({ data: abgr, width: PAGE.width, height: PAGE.height }).data, mimeType: MIME.bmp };
+    }
+  }
+}
+
+/**
+ * A scanned document: each PNG is the whole of one A4 page, with no text layer. `textPages`
+ * adds pages with real text before the scans (a PDF mixing typed and scanned pages).
+ */
+export async function scannedPdf(scans: readonly Buffer[], textPages: readonly string[] = []): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const a4 = { width: (PAGE.width / PAGE.dpi) * 72, height: (PAGE.height / PAGE.dpi) * 72 };
+  for (const text of textPages) {
+    pdf.addPage([a4.width, a4.height]).drawText(text, { x: 60, y: a4.height - 100, size: 18 });
+  }
+  for (const scan of scans) {
+    const image = await pdf.embedPng(scan);
+    pdf.addPage([a4.width, a4.height]).drawImage(image, { x: 0, y: 0, width: a4.width, height: a4.height });
+  }
+  return pdf.save();
+}
+
+/** The words of `expected` that are not in `text` (case and spacing ignored; punctuation around words too). */
+export function missingWords(text: string, expected: readonly string[]): string[] {
+  const normalise = (word: string) => word.toLowerCase().replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+  const seen = new Set(text.split(/\s+/).map(normalise));
+  return expected.filter((word) => !seen.has(normalise(word)));
+}
