@@ -7,9 +7,9 @@ declare module 'bmp-js' {
     height: number;
   }
 
-  function encode(image: BmpImage, quality?: number): { data: Buffer; width: number; height: number };
-  function decode(buffer: Buffer): BmpImage;
-
-  const bmp: { encode: typeof encode; decode: typeof decode };
+  const bmp: {
+    encode(image: BmpImage, quality?: number): { data: Buffer; width: number; height: number };
+    decode(buffer: Buffer): BmpImage;
+  };
   export default bmp;
 }
