@@ -1,8 +1,9 @@
 /**
- * Generated test files for file processing (issue 18): PDFs (pdfkit), DOCX (docx), and helpers
- * that truncate or corrupt bytes. Nothing binary is committed; every fixture is made here from the
+ * Generated test files for file processing (issue 18): PDFs (pdfkit), DOCX (docx), images
+ * (@napi-rs/canvas), and helpers that truncate or corrupt bytes. Nothing binary is committed; every fixture is made here from the
  * text the tests then expect back.
  */
+import { createCanvas } from '@napi-rs/canvas';
 import { Document, Packer, Paragraph } from 'docx';
 import PDFDocument from 'pdfkit';
 
@@ -44,6 +45,24 @@ export function makePdf(pages: readonly (readonly string[])[], options: PdfOptio
 export function makeDocx(paragraphs: readonly string[]): Promise<Buffer> {
   const document = new Document({ sections: [{ children: paragraphs.map((text) => new Paragraph({ text })) }] });
   return Packer.toBuffer(document);
+}
+
+/**
+ * An image of black lines of text on white (the fonts are the system's: with none installed the
+ * lines draw nothing, which is still a valid image).
+ */
+export function makeImage(mimeType: 'image/png' | 'image/jpeg' | 'image/webp', lines: readonly string[] = [], size = { width: 320, height: 120 }): Buffer {
+  const canvas = createCanvas(size.width, size.height);
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, size.width, size.height);
+  context.fillStyle = '#000000';
+  context.font = '24px sans-serif';
+  lines.forEach((line, index) => context.fillText(line, 12, 36 + index * 32));
+  // The encoders' type parameters are literal unions; each branch names one.
+  if (mimeType === 'image/png') return canvas.toBuffer('image/png');
+  if (mimeType === 'image/jpeg') return canvas.toBuffer('image/jpeg', 90);
+  return canvas.toBuffer('image/webp', 90);
 }
 
 /** The first `length` bytes (a download cut short). */

@@ -65,7 +65,7 @@ export class FileProcessingPool implements FileProcessor {
       workerData: { ocr: options.ocr } satisfies FileWorkerData,
     });
     // Errors no task is waiting for (a worker dying while idle): logged, the pool replaces the worker.
-    this.piscina.on('error', (error: unknown) => this.logger.warn({ err: describe(error) }, 'a file-processing worker failed'));
+    this.piscina.on('error', (error: unknown) => this.logger.warn({ error: describe(error) }, 'a file-processing worker failed'));
   }
 
   async process(input: ProcessingInput): Promise<ProcessingResult> {
@@ -95,7 +95,7 @@ export class FileProcessingPool implements FileProcessor {
         this.logger.warn({ mimeType: input.mimeType, ms }, 'file processing timed out; its worker was terminated');
         return { ok: false, code: 'file_processing_timeout', reason: `processing took longer than ${formatSeconds(this.timeoutMs)}` };
       }
-      this.logger.warn({ mimeType: input.mimeType, ms, err: describe(error) }, 'file processing failed in its worker');
+      this.logger.warn({ mimeType: input.mimeType, ms, error: describe(error) }, 'file processing failed in its worker');
       return { ok: false, code: 'file_processing_error', reason: crashReason(error) };
     } finally {
       clearTimeout(timer);
