@@ -30,25 +30,37 @@ export interface TextPage {
   png: Buffer;
   /** RGBA pixels, row by row (for the encoders that take raw pixels). */
   rgba: Uint8Array;
+  width: number;
+  height: number;
 }
 
 /** The default page's lines; a random reference number is added below them. */
 export const SAMPLE_LINES = ['Switchyard reads scanned invoices', 'Quarterly freight total', 'The quick brown fox jumps over the lazy dog'];
 
-/** A white page with black text, 40 px (about 19 pt at 150 dpi), one line every 90 px. */
-export function textPage(lines: readonly string[] = [...SAMPLE_LINES, `Reference ${randomInt(100_000, 1_000_000)}`]): TextPage {
-  const canvas = createCanvas(PAGE.width, PAGE.height);
+/**
+ * A white page with black text, 40 px (about 19 pt at 150 dpi), one line every 90 px; A4 unless
+ * a smaller size is asked for (with smaller margins).
+ */
+export function textPage(
+  lines: readonly string[] = [...SAMPLE_LINES, `Reference ${randomInt(100_000, 1_000_000)}`],
+  size: { width: number; height: number } = PAGE,
+): TextPage {
+  const { width, height } = size;
+  const canvas = createCanvas(width, height);
   const context: SKRSContext2D = canvas.getContext('2d');
   context.fillStyle = '#ffffff';
-  context.fillRect(0, 0, PAGE.width, PAGE.height);
+  context.fillRect(0, 0, width, height);
   context.fillStyle = '#000000';
   context.font = `40px "${FONT_FAMILY}"`;
-  lines.forEach((line, index) => context.fillText(line, 120, 220 + index * 90));
+  const margin = size === PAGE ? { left: 120, top: 220 } : { left: 20, top: 60 };
+  lines.forEach((line, index) => context.fillText(line, margin.left, margin.top + index * 90));
   return {
     lines: [...lines],
     words: lines.flatMap((line) => line.split(/\s+/)),
     png: canvas.toBuffer('image/png'),
-    rgba: new Uint8Array(context.getImageData(0, 0, PAGE.width, PAGE.height).data.buffer),
+    rgba: new Uint8Array(context.getImageData(0, 0, width, height).data.buffer),
+    width,
+    height,
   };
 }
 
@@ -56,20 +68,21 @@ export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'tiff' | 'bmp';
 
 /** The page encoded in one image format, with the MIME type detection gives it. */
 export function encodePage(page: TextPage, format: ImageFormat): { bytes: Buffer; mimeType: string } {
+  const { width, height } = page;
   switch (format) {
     case 'png':
       return { bytes: page.png, mimeType: MIME.png };
     case 'jpeg':
     case 'webp': {
-      const canvas = createCanvas(PAGE.width, PAGE.height);
+      const canvas = createCanvas(width, height);
       const context = canvas.getContext('2d');
-      context.putImageData(new ImageData(new Uint8ClampedArray(page.rgba), PAGE.width, PAGE.height), 0, 0);
+      context.putImageData(new ImageData(new Uint8ClampedArray(page.rgba), width, height), 0, 0);
       return format === 'jpeg'
         ? { bytes: canvas.toBuffer('image/jpeg', 90), mimeType: MIME.jpeg }
         : { bytes: canvas.toBuffer('image/webp', 90), mimeType: MIME.webp };
     }
     case 'tiff':
-      return { bytes: Buffer.from(UTIF.encodeImage(page.rgba, PAGE.width, PAGE.height)), mimeType: MIME.tiff };
+      return { bytes: Buffer.from(UTIF.encodeImage(page.rgba, width, height)), mimeType: MIME.tiff };
     case 'bmp': {
       // bmp-js takes pixels as A,B,G,R.
       const abgr = Buffer.alloc(page.rgba.length);
@@ -79,7 +92,7 @@ export function encodePage(page: TextPage, format: ImageFormat): { bytes: Buffer
         abgr[i + 2] = page.rgba[i + 1]!;
         abgr[i + 3] = page.rgba[i]!;
       }
-      return { bytes: bmp.encode({ data: abgr, width: PAGE.width, height: PAGE.height }).data, mimeType: MIME.bmp };
+      return { bytes: bmp.encode({ data: abgr, width, height }).data, mimeType: MIME.bmp };
     }
   }
 }

@@ -1,27 +1,33 @@
 /**
- * OCR (issue 18) with the real tesseract.js and the npm language data, on generated pages: every
- * image format, a scanned PDF page rendered by pdf.js, a tessdata folder mixed with an npm
- * package, OCR inside a worker thread (and its own thread gone with it), and the startup check.
- * One tesseract worker is shared by the file (starting one takes about a second).
+ * OCR (issue 18) with the real tesseract.js and the npm language data, on generated pages, through
+ * the real extractors: every image format, a scanned PDF page rendered by pdf.js, damaged images,
+ * a tessdata folder mixed with an npm package, OCR inside a worker thread (tesseract's own thread
+ * gone with it), and the startup check. One tesseract worker is shared by the file (starting one
+ * takes about a second).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError, OcrUnavailableError } from '../../src/errors.js';
+import { extractText, PAGE_BREAK } from '../../src/files/processing/extractors/index.js';
+import { MIME } from '../../src/files/mime.js';
 import { checkOcrLanguages, findLanguageData, languageFolder } from '../../src/files/processing/ocr-languages.js';
-import { closeOcr, loadOcr, openOcrEngine, ocrWith, type Ocr } from '../../src/files/processing/ocr.js';
+import { closeOcr, loadOcr, ocrWith, openOcrEngine, type Ocr } from '../../src/files/processing/ocr.js';
+import type { ProcessingResult } from '../../src/files/processing/processor.js';
 import { Thread } from '../../src/threads.js';
 import { startApp } from '../support/app.js';
+import { corrupted, truncated } from '../support/file-fixtures.js';
 import { encodePage, missingWords, scannedPdf, textPage, type ImageFormat, type TextPage } from '../support/ocr-fixtures.js';
 
 const ENG = { enabled: true, languages: ['eng'], tessdataDir: null };
+const FORMATS: ImageFormat[] = ['png', 'jpeg', 'webp', 'tiff', 'bmp'];
 
 let page: TextPage;
 let ocr: Ocr;
-/** The working directory while tesseract started: it must stay empty (no traineddata cache). */
+/** The working directory while tesseract started and read a page: it must stay empty (no traineddata cache). */
 let startDir: string;
 
 beforeAll(async () => {
@@ -31,6 +37,8 @@ beforeAll(async () => {
   process.chdir(startDir);
   try {
     ocr = (await loadOcr(ENG))!;
+    // The engine starts on the first image.
+    expect(missingWords(await ocr.image(page.png, MIME.png), page.words)).toEqual([]);
   } finally {
     process.chdir(cwd);
   }
@@ -41,42 +49,65 @@ afterAll(async () => {
   rmSync(startDir, { recursive: true, force: true });
 });
 
+/** The text of a successful result (fails the test with the result otherwise). */
+function textOf(result: ProcessingResult): string {
+  expect(result).toMatchObject({ ok: true });
+  return result.ok ? result.text : '';
+}
+
 describe('OCR of images', () => {
-  it.each<ImageFormat>(['png', 'jpeg', 'webp', 'tiff', 'bmp'])('reads the words of a %s page', async (format) => {
+  it.each(FORMATS)('reads the words of a %s page', async (format) => {
     const { bytes, mimeType } = encodePage(page, format);
-    const text = await ocr.image(bytes, mimeType);
-    expect(missingWords(text, page.words)).toEqual([]);
+    const result = await extractText(bytes, mimeType, ocr);
+    expect(result).toMatchObject({ ok: true, pages: null, ocrPages: 1 });
+    expect(missingWords(textOf(result), page.words)).toEqual([]);
   });
 
-  it('reuses the thread engine and writes nothing in the working directory', async () => {
-    expect(await loadOcr(ENG)).not.toBeNull();
+  it('wrote nothing in the working directory', () => {
     expect(readdirSync(startDir)).toEqual([]);
   });
 
-  it('is off when OCR is disabled', async () => {
+  it('processes an image to empty text when OCR is off', async () => {
     expect(await loadOcr({ ...ENG, enabled: false })).toBeNull();
+    expect(await extractText(page.png, MIME.png, null)).toEqual({ ok: true, text: '', pages: null, ocrPages: 0 });
   });
 
-  it('fails the image, not the engine, for bytes that are no image', async () => {
-    await expect(ocr.image(Buffer.from('not an image at all'), 'image/png')).rejects.toThrow();
-    const text = await ocr.image(page.png, 'image/png');
-    expect(missingWords(text, page.words)).toEqual([]);
+  it('ends a damaged image in "unreadable image" or its text, and the engine reads on', async () => {
+    const small = textPage(['Damaged sample'], { width: 480, height: 120 });
+    const images = FORMATS.map((format) => encodePage(small, format));
+    const damage = fc.oneof(
+      fc.double({ min: 0, max: 1, noNaN: true }).map((at) => (bytes: Buffer) => truncated(bytes, Math.floor(at * bytes.length))),
+      fc
+        .array(fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), value: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 16 })
+        .map((changes) => (bytes: Buffer) => corrupted(bytes, changes.map(({ at, value }) => ({ offset: Math.floor(at * bytes.length), value })))),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: images.length - 1 }), damage, async (index, hurt) => {
+        const { bytes, mimeType } = images[index]!;
+        const result = await extractText(hurt(bytes), mimeType, ocr);
+        if (result.ok) expect(result).toMatchObject({ pages: null, ocrPages: 1 });
+        else expect(result).toEqual({ ok: false, code: 'file_processing_error', reason: 'unreadable image' });
+      }),
+      { numRuns: 15 },
+    );
+    await expect(ocr.image(Buffer.from('not an image at all'), MIME.png)).rejects.not.toBeInstanceOf(OcrUnavailableError);
+    expect(missingWords(await ocr.image(page.png, MIME.png), page.words)).toEqual([]);
   });
 });
 
 describe('OCR of scanned PDF pages', () => {
-  it('renders a page without a text layer and reads it; the typed page has its text layer', async () => {
+  it('renders a page without a text layer and reads it; the typed page keeps its text layer', async () => {
     const pdf = await scannedPdf([page.png], ['Typed cover sheet']);
-    const document = await getDocument({ data: pdf, isEvalSupported: false, disableFontFace: true, verbosity: 0 }).promise;
-    try {
-      const typed = await document.getPage(1);
-      expect((await typed.getTextContent()).items.length).toBeGreaterThan(0);
-      const scan = await document.getPage(2);
-      expect((await scan.getTextContent()).items).toEqual([]);
-      expect(missingWords(await ocr.pdfPage(scan), page.words)).toEqual([]);
-    } finally {
-      await document.destroy();
-    }
+    const result = await extractText(pdf, MIME.pdf, ocr);
+    expect(result).toMatchObject({ ok: true, pages: 2, ocrPages: 1 });
+    const [typed, scanned] = textOf(result).split(PAGE_BREAK);
+    expect(typed).toBe('Typed cover sheet');
+    expect(missingWords(scanned!, page.words)).toEqual([]);
+  });
+
+  it('leaves the scanned page empty with OCR off', async () => {
+    const pdf = await scannedPdf([page.png], ['Typed cover sheet']);
+    expect(await extractText(pdf, MIME.pdf, null)).toEqual({ ok: true, text: `Typed cover sheet${PAGE_BREAK}`, pages: 2, ocrPages: 0 });
   });
 });
 
@@ -91,16 +122,32 @@ describe('OCR language data', () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    const message = (error as ConfigError).message;
-    expect(message).toContain("OCR language 'zzz' has no data: install @tesseract.js-data/zzz or set OCR_TESSDATA_DIR");
-    expect(message).toContain("OCR language 'qqq' has no data");
-    expect(message).not.toContain("'eng'");
+    const lines = (error as ConfigError).message.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^OCR language 'zzz' has no data: install @tesseract\.js-data\/zzz or set OCR_TESSDATA_DIR to a folder holding zzz\.traineddata/);
+    expect(lines[1]).toMatch(/^OCR language 'qqq' has no data/);
+  });
+
+  it('refuses a data file that is not tesseract language data', () => {
+    const tessdataDir = mkdtempSync(join(tmpdir(), 'sy-tessdata-'));
+    try {
+      writeFileSync(join(tessdataDir, 'bad.traineddata'), page.png);
+      // A real one cut short: its table of contents points past its end.
+      writeFileSync(join(tessdataDir, 'cut.traineddata'), gunzipSync(readFileSync(findLanguageData('eng', null)!)).subarray(0, 100_000));
+      for (const code of ['bad', 'cut']) {
+        expect(() => checkOcrLanguages({ enabled: true, languages: [code], tessdataDir })).toThrow(
+          new ConfigError(`OCR language '${code}': ${join(tessdataDir, `${code}.traineddata`)} is not tesseract language data (damaged or another format)`),
+        );
+      }
+    } finally {
+      rmSync(tessdataDir, { recursive: true, force: true });
+    }
   });
 
   it('reads a tessdata folder (uncompressed, as Debian installs it) next to an npm package', async () => {
     // A second "language" in a tessdata folder: eng's data under another name, uncompressed.
     const tessdataDir = mkdtempSync(join(tmpdir(), 'sy-tessdata-'));
-    const engine = await (async () => {
+    try {
       writeFileSync(join(tessdataDir, 'tst.traineddata'), gunzipSync(readFileSync(findLanguageData('eng', null)!)));
       const settings = { enabled: true, languages: ['eng', 'tst'], tessdataDir };
       const languages = checkOcrLanguages(settings);
@@ -112,16 +159,17 @@ describe('OCR language data', () => {
       const folder = languageFolder(languages);
       expect(folder.gzip).toBe(false);
       expect(readdirSync(folder.langPath).sort()).toEqual(['eng.traineddata', 'tst.traineddata']);
-      return openOcrEngine(settings);
-    })();
-    try {
-      const text = await ocrWith(engine).image(page.png, 'image/png');
-      expect(missingWords(text, page.words)).toEqual([]);
+      const engine = await openOcrEngine(settings);
+      try {
+        expect(missingWords(await ocrWith(engine).image(page.png, MIME.png), page.words)).toEqual([]);
+      } finally {
+        await engine.close();
+      }
+      expect(engine.running).toBe(false);
+      await expect(engine.recognize(page.png)).rejects.toBeInstanceOf(OcrUnavailableError);
     } finally {
-      await engine.close();
       rmSync(tessdataDir, { recursive: true, force: true });
     }
-    expect(engine.running).toBe(false);
   });
 });
 
@@ -137,14 +185,16 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<boole
   return true;
 }
 
+const OCR_THREAD = new URL('../support/threads/ocr-thread.ts', import.meta.url);
+
 describe('OCR in a worker thread', () => {
   it.runIf(process.platform === 'linux')('runs nested in a processing thread, and its own thread ends when that thread is terminated', async () => {
     const before = threadCount();
-    const thread = new Thread(new URL('../support/threads/ocr-thread.ts', import.meta.url), ENG);
+    const thread = new Thread(OCR_THREAD, ENG);
     try {
       await thread.start();
-      const text = await thread.call<string>('image', { bytes: page.png, mimeType: 'image/png' });
-      expect(missingWords(text, page.words)).toEqual([]);
+      const result = await thread.call<ProcessingResult>('extract', { bytes: page.png, mimeType: MIME.png });
+      expect(missingWords(textOf(result), page.words)).toEqual([]);
       // The processing thread and tesseract.js's thread inside it.
       expect(threadCount()).toBeGreaterThanOrEqual(before + 2);
     } finally {
@@ -153,11 +203,11 @@ describe('OCR in a worker thread', () => {
     expect(await until(() => threadCount() <= before, 5000)).toBe(true);
   });
 
-  it('answers null there when OCR is off', async () => {
-    const thread = new Thread(new URL('../support/threads/ocr-thread.ts', import.meta.url), { ...ENG, enabled: false });
+  it('processes an image to empty text there when OCR is off', async () => {
+    const thread = new Thread(OCR_THREAD, { ...ENG, enabled: false });
     try {
       await thread.start();
-      expect(await thread.call('image', { bytes: page.png, mimeType: 'image/png' })).toBeNull();
+      expect(await thread.call('extract', { bytes: page.png, mimeType: MIME.png })).toEqual({ ok: true, text: '', pages: null, ocrPages: 0 });
     } finally {
       await thread.stop();
     }

@@ -5,10 +5,11 @@
  * loads neither tesseract.js nor a canvas.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readlinkSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, readSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { constants as zlib, gunzipSync } from 'node:zlib';
 import type { Config } from '../../config.js';
 import { ConfigError } from '../../errors.js';
 
@@ -65,11 +66,14 @@ export function findLanguageData(code: string, tessdataDir: string | null): stri
 export function checkOcrLanguages(settings: OcrSettings): LanguageData[] {
   const found: LanguageData[] = [];
   const missing: string[] = [];
+  const damaged: string[] = [];
   for (const code of settings.languages) {
     const file = findLanguageData(code, settings.tessdataDir);
-    if (file) found.push({ code, file });
-    else missing.push(code);
+    if (!file) missing.push(code);
+    else if (!looksLikeTraineddata(file)) damaged.push(`OCR language '${code}': ${file} is not tesseract language data (damaged or another format)`);
+    else found.push({ code, file });
   }
+  if (damaged.length > 0 && missing.length === 0) throw new ConfigError(damaged.join('\n'));
   if (missing.length > 0) {
     const searched = settings.tessdataDir ? `; ${settings.tessdataDir} has no such file` : '';
     throw new ConfigError(
@@ -79,10 +83,55 @@ export function checkOcrLanguages(settings: OcrSettings): LanguageData[] {
             `OCR language '${code}' has no data: install @tesseract.js-data/${code} or set OCR_TESSDATA_DIR to a folder holding ${code}.traineddata ` +
             `(Debian: apt-get install tesseract-ocr-${code.replace(/_/g, '-')}, which fills ${DEBIAN_TESSDATA})${searched}`,
         )
+        .concat(damaged)
         .join('\n'),
     );
   }
   return found;
+}
+
+/** The bytes of a file's start, and its size (both of the data inside when the file is gzipped). */
+function traineddataStart(file: string, length: number): { head: Buffer; size: number } {
+  const fd = openSync(file, 'r');
+  try {
+    const fileSize = fstatSync(fd).size;
+    const raw = Buffer.alloc(Math.min(fileSize, 64 * 1024));
+    readSync(fd, raw, 0, raw.length, 0);
+    if (raw[0] !== 0x1f || raw[1] !== 0x8b) return { head: raw.subarray(0, length), size: fileSize };
+    // gzip: inflate only the start; the trailer's last four bytes are the data's size (mod 2^32).
+    const trailer = Buffer.alloc(4);
+    readSync(fd, trailer, 0, 4, fileSize - 4);
+    return { head: gunzipSync(raw, { finishFlush: zlib.Z_SYNC_FLUSH }).subarray(0, length), size: trailer.readUInt32LE(0) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A cheap check of a `.traineddata` file's table of contents (an int32 count, then that many
+ * int64 offsets, -1 for a missing part, the others increasing and inside the file). tesseract.js
+ * handed a file that is not one fails in a way that takes its host thread down, so such a file
+ * is refused at startup instead.
+ */
+export function looksLikeTraineddata(file: string): boolean {
+  try {
+    const { head, size } = traineddataStart(file, 4 + 8 * 64);
+    if (head.length < 12) return false;
+    const count = head.readInt32LE(0);
+    if (count < 1 || count > 64 || head.length < 4 + 8 * count) return false;
+    let last = 4 + 8 * count - 1;
+    let parts = 0;
+    for (let i = 0; i < count; i++) {
+      const offset = Number(head.readBigInt64LE(4 + 8 * i));
+      if (offset === -1) continue;
+      if (offset <= last || offset >= size) return false;
+      last = offset;
+      parts++;
+    }
+    return parts > 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

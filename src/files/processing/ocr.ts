@@ -16,6 +16,7 @@ import type { Worker as NodeWorker } from 'node:worker_threads';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { createWorker, OEM, type Worker as TesseractWorker } from 'tesseract.js';
+import { OcrUnavailableError } from '../../errors.js';
 import { MIME } from '../mime.js';
 import { checkOcrLanguages, languageFolder, type OcrSettings } from './ocr-languages.js';
 
@@ -45,6 +46,7 @@ export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
   // A failed initialisation never settles createWorker: its errorHandler is the only news of it.
   let failStart: (error: Error) => void = () => undefined;
   const startFailed = new Promise<never>((_, reject) => (failStart = reject));
+  startFailed.catch(() => undefined);
   const worker: TesseractWorker = await Promise.race([
     createWorker(settings.languages, OEM.LSTM_ONLY, {
       langPath,
@@ -52,16 +54,16 @@ export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
       cacheMethod: 'none',
       // Without a handler tesseract.js throws job failures from its message listener (uncaught);
       // with one they reach the job's promise, and a start that fails rejects here.
-      errorHandler: (error: unknown) => failStart(new Error(`OCR failed to start: ${String(error)}`)),
+      errorHandler: (error: unknown) => failStart(new OcrUnavailableError(`OCR failed to start: ${String(error)}`)),
     }),
     startFailed,
   ]);
   // The thread under tesseract.js's worker object: when it dies mid-job the job would wait forever.
   const thread = (worker as unknown as { worker?: NodeWorker }).worker;
-  let stopped: Error | null = null;
+  let stopped: OcrUnavailableError | null = null;
   const died = new Promise<never>((_, reject) => {
-    thread?.once('error', (error) => reject((stopped = new Error(`the OCR thread failed: ${error.message}`))));
-    thread?.once('exit', (code) => reject((stopped ??= new Error(`the OCR thread stopped (exit code ${code})`))));
+    thread?.once('error', (error) => reject((stopped = new OcrUnavailableError(`the OCR thread failed: ${error.message}`))));
+    thread?.once('exit', (code) => reject((stopped ??= new OcrUnavailableError(`the OCR thread stopped (exit code ${code})`))));
   });
   died.catch(() => undefined);
   return {
@@ -70,11 +72,16 @@ export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
     },
     async recognize(image) {
       if (stopped) throw stopped;
-      const result = await Promise.race([worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength)), died]);
-      return result.data.text;
+      try {
+        const result = await Promise.race([worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength)), died]);
+        return result.data.text;
+      } catch (error) {
+        // tesseract.js rejects with its message as a string.
+        throw error instanceof Error ? error : new Error(String(error));
+      }
     },
     async close() {
-      stopped ??= new Error('OCR is closed');
+      stopped ??= new OcrUnavailableError('OCR is closed');
       await worker.terminate();
     },
   };
@@ -129,28 +136,32 @@ let shared: { key: string; engine: Promise<OcrEngine> } | null = null;
 async function sharedEngine(settings: OcrSettings): Promise<OcrEngine> {
   const key = JSON.stringify(settings);
   if (shared?.key === key) {
-    const engine = await shared.engine.catch(() => null);
-    if (engine?.running) return engine;
+    // A failed start is kept (it is the data or the install, not chance); a dead engine is replaced.
+    const engine = await shared.engine;
+    if (engine.running) return engine;
   }
-  // Settings changed, or the engine failed to start or died: start afresh.
   if (shared) void shared.engine.then((engine) => engine.close()).catch(() => undefined);
-  const entry = { key, engine: openOcrEngine(settings) };
-  shared = entry;
-  try {
-    return await entry.engine;
-  } catch (error) {
-    if (shared === entry) shared = null;
-    throw error;
-  }
+  const engine = openOcrEngine(settings).catch((error: unknown) => {
+    throw error instanceof OcrUnavailableError ? error : new OcrUnavailableError(`OCR failed to start: ${(error as Error).message}`);
+  });
+  engine.catch(() => undefined);
+  shared = { key, engine };
+  return engine;
 }
 
 /**
  * The OCR for these settings, or null when OCR is off. Runs in the processing worker: the engine
- * is started once per thread and reused.
+ * starts on the first image or scanned page (a thread that only sees typed documents never starts
+ * one) and is kept for the thread's next files; one that failed or died is started afresh.
+ * Engine failures reject with OcrUnavailableError; an image tesseract cannot read rejects with
+ * another error.
  */
-export async function loadOcr(settings: OcrSettings): Promise<Ocr | null> {
-  if (!settings.enabled) return null;
-  return ocrWith(await sharedEngine(settings));
+export function loadOcr(settings: OcrSettings): Promise<Ocr | null> {
+  if (!settings.enabled) return Promise.resolve(null);
+  return Promise.resolve({
+    image: async (bytes, mimeType) => ocrWith(await sharedEngine(settings)).image(bytes, mimeType),
+    pdfPage: async (page) => ocrWith(await sharedEngine(settings)).pdfPage(page),
+  });
 }
 
 /** Stops this thread's engine (the processing worker's shutdown). */

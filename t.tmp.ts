@@ -1,0 +1,14 @@
+import { writeFileSync } from 'node:fs';
+import { FileProcessingPool } from './src/files/processing/pool.ts';
+import { createLogger } from './src/logger.ts';
+import { makePdf } from './test/support/file-fixtures.ts';
+writeFileSync('/tmp/pt/a.pdf', await makePdf([['x']]));
+const pool = new FileProcessingPool({ workers: 1, timeoutMs: 20000, ocr: { enabled: false, languages: [], tessdataDir: null }, workerModule: new URL('./test/support/file-worker-faults.ts', import.meta.url) }, createLogger('info'));
+const t = (label: string, p: Promise<unknown>) => { const s = performance.now(); return p.then((r) => console.log(label, Math.round(performance.now() - s), JSON.stringify(r))); };
+await t('first', pool.process({ path: '/tmp/pt/a.pdf', mimeType: 'application/pdf' }));
+await t('second', pool.process({ path: '/tmp/pt/a.pdf', mimeType: 'application/pdf' }));
+await t('exit', pool.process({ path: '/tmp/pt/a.pdf', mimeType: 'application/x-test-exit' }));
+await t('after exit', pool.process({ path: '/tmp/pt/a.pdf', mimeType: 'application/pdf' }));
+await t('throw', pool.process({ path: '/tmp/pt/a.pdf', mimeType: 'application/x-test-throw' }));
+await t('after throw', pool.process({ path: '/tmp/pt/a.pdf', mimeType: 'application/pdf' }));
+await pool.close();
