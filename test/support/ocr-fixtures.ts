@@ -1,7 +1,7 @@
 /**
  * Generated OCR fixtures (issue 18): a page-sized image with rendered text, the same page in every
  * image format Switchyard reads (PNG, JPEG, WebP from @napi-rs/canvas; TIFF from utif2; BMP from
- * bmp-js), and a scanned PDF (the PNG as the only content of a page, no text layer; pdf-lib).
+ * bmp-js), and a scanned PDF (the PNG as the only content of a page, no text layer; pdfkit).
  * The font is Liberation Sans as pdfjs-dist ships it, so nothing outside node_modules is needed.
  * Each page carries a random reference number, so a test passes only if OCR really read the page.
  */
@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createCanvas, GlobalFonts, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
 import bmp from 'bmp-js';
-import { PDFDocument } from 'pdf-lib';
+import PDFDocument from 'pdfkit';
 import UTIF from 'utif2';
 import { MIME } from '../../src/files/mime.js';
 
@@ -101,17 +101,19 @@ export function encodePage(page: TextPage, format: ImageFormat): { bytes: Buffer
  * A scanned document: each PNG is the whole of one A4 page, with no text layer. `textPages`
  * adds pages with real text before the scans (a PDF mixing typed and scanned pages).
  */
-export async function scannedPdf(scans: readonly Buffer[], textPages: readonly string[] = []): Promise<Uint8Array> {
-  const pdf = await PDFDocument.create();
-  const a4 = { width: (PAGE.width / PAGE.dpi) * 72, height: (PAGE.height / PAGE.dpi) * 72 };
-  for (const text of textPages) {
-    pdf.addPage([a4.width, a4.height]).drawText(text, { x: 60, y: a4.height - 100, size: 18 });
-  }
-  for (const scan of scans) {
-    const image = await pdf.embedPng(scan);
-    pdf.addPage([a4.width, a4.height]).drawImage(image, { x: 0, y: 0, width: a4.width, height: a4.height });
-  }
-  return pdf.save();
+export function scannedPdf(scans: readonly Buffer[], textPages: readonly string[] = []): Promise<Buffer> {
+  const a4: [number, number] = [(PAGE.width / PAGE.dpi) * 72, (PAGE.height / PAGE.dpi) * 72];
+  const doc = new PDFDocument({ autoFirstPage: false, compress: true });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<Buffer>((resolve, reject) => {
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+  });
+  for (const text of textPages) doc.addPage({ size: a4, margin: 50 }).font('Helvetica').fontSize(18).text(text);
+  for (const scan of scans) doc.addPage({ size: a4, margin: 0 }).image(scan, 0, 0, { width: a4[0], height: a4[1] });
+  doc.end();
+  return done;
 }
 
 /** The words of `expected` that are not in `text` (case and spacing ignored; punctuation around words too). */

@@ -1,9 +1,9 @@
 /**
  * OCR (issue 18) with the real tesseract.js and the npm language data, on generated pages, through
  * the real extractors: every image format, a scanned PDF page rendered by pdf.js, damaged images,
- * a tessdata folder mixed with an npm package, OCR inside a worker thread (tesseract's own thread
- * gone with it), and the startup check. One tesseract worker is shared by the file (starting one
- * takes about a second).
+ * a tessdata folder mixed with an npm package, OCR in the file-processing pool's worker thread
+ * (tesseract's own thread gone with it), and the startup check. One tesseract worker is shared
+ * by the file (starting one takes about a second).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,9 @@ import { extractText, PAGE_BREAK } from '../../src/files/processing/extractors/i
 import { MIME } from '../../src/files/mime.js';
 import { checkOcrLanguages, findLanguageData, languageFolder } from '../../src/files/processing/ocr-languages.js';
 import { closeOcr, loadOcr, ocrWith, openOcrEngine, type Ocr } from '../../src/files/processing/ocr.js';
+import { FileProcessingPool } from '../../src/files/processing/pool.js';
 import type { ProcessingResult } from '../../src/files/processing/processor.js';
-import { Thread } from '../../src/threads.js';
+import { createLogger } from '../../src/logger.js';
 import { startApp } from '../support/app.js';
 import { corrupted, truncated } from '../support/file-fixtures.js';
 import { encodePage, missingWords, scannedPdf, textPage, type ImageFormat, type TextPage } from '../support/ocr-fixtures.js';
@@ -185,32 +186,27 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<boole
   return true;
 }
 
-const OCR_THREAD = new URL('../support/threads/ocr-thread.ts', import.meta.url);
-
-describe('OCR in a worker thread', () => {
-  it.runIf(process.platform === 'linux')('runs nested in a processing thread, and its own thread ends when that thread is terminated', async () => {
+describe('OCR in the file-processing pool', () => {
+  it.runIf(process.platform === 'linux')('reads an image and a scanned PDF in a pool worker, and its tesseract thread ends with the pool', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-ocr-pool-'));
     const before = threadCount();
-    const thread = new Thread(OCR_THREAD, ENG);
+    const pool = new FileProcessingPool({ workers: 1, timeoutMs: 30_000, ocr: ENG }, createLogger('silent'));
     try {
-      await thread.start();
-      const result = await thread.call<ProcessingResult>('extract', { bytes: page.png, mimeType: MIME.png });
-      expect(missingWords(textOf(result), page.words)).toEqual([]);
-      // The processing thread and tesseract.js's thread inside it.
+      writeFileSync(join(dir, 'page.webp'), encodePage(page, 'webp').bytes);
+      writeFileSync(join(dir, 'scan.pdf'), await scannedPdf([page.png]));
+      const image = await pool.process({ path: join(dir, 'page.webp'), mimeType: MIME.webp });
+      expect(image).toMatchObject({ ok: true, pages: null, ocrPages: 1 });
+      expect(missingWords(textOf(image), page.words)).toEqual([]);
+      const scan = await pool.process({ path: join(dir, 'scan.pdf'), mimeType: MIME.pdf });
+      expect(scan).toMatchObject({ ok: true, pages: 1, ocrPages: 1 });
+      expect(missingWords(textOf(scan), page.words)).toEqual([]);
+      // The pool's worker thread and tesseract.js's thread inside it.
       expect(threadCount()).toBeGreaterThanOrEqual(before + 2);
     } finally {
-      await thread.stop();
+      await pool.close();
+      rmSync(dir, { recursive: true, force: true });
     }
     expect(await until(() => threadCount() <= before, 5000)).toBe(true);
-  });
-
-  it('processes an image to empty text there when OCR is off', async () => {
-    const thread = new Thread(OCR_THREAD, { ...ENG, enabled: false });
-    try {
-      await thread.start();
-      expect(await thread.call('extract', { bytes: page.png, mimeType: MIME.png })).toEqual({ ok: true, text: '', pages: null, ocrPages: 0 });
-    } finally {
-      await thread.stop();
-    }
   });
 });
 

@@ -36,7 +36,7 @@ export interface OcrEngine {
   recognize(image: Uint8Array): Promise<string>;
   /** False once tesseract's thread has stopped (closed, crashed or exited). */
   readonly running: boolean;
-  /** Stops tesseract's thread. */
+  /** Stops tesseract's thread; resolves once it has ended. */
   close(): Promise<void>;
 }
 
@@ -66,6 +66,7 @@ export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
     thread?.once('exit', (code) => reject((stopped ??= new OcrUnavailableError(`the OCR thread stopped (exit code ${code})`))));
   });
   died.catch(() => undefined);
+  const exited = thread ? new Promise<void>((resolve) => thread.once('exit', () => resolve())) : Promise.resolve();
   return {
     get running() {
       return stopped === null;
@@ -83,6 +84,8 @@ export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
     async close() {
       stopped ??= new OcrUnavailableError('OCR is closed');
       await worker.terminate();
+      // tesseract.js does not wait for its thread to end; the caller may (a pool shutting down).
+      await exited;
     },
   };
 }
