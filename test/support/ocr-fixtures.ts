@@ -8,6 +8,7 @@
 import { randomInt } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
 import { createCanvas, GlobalFonts, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
 import bmp from 'bmp-js';
 import PDFDocument from 'pdfkit';
@@ -95,6 +96,35 @@ export function encodePage(page: TextPage, format: ImageFormat): { bytes: Buffer
       return { bytes: bmp.encode({ data: abgr, width, height }).data, mimeType: MIME.bmp };
     }
   }
+}
+
+/**
+ * A blank white PNG of any size, small on disk (1-bit grayscale, deflated): the shape of a
+ * decompression bomb, a few KB that decode to many megapixels. Written chunk by chunk (zlib), since
+ * a canvas of that size would take seconds to encode.
+ */
+export function blankPng(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([1, 0, 0, 0, 0], 8); // bit depth 1, grayscale, deflate, no filter, no interlace
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(Math.ceil(width / 8), 0xff)]);
+  const pixels = Buffer.alloc(row.length * height);
+  for (let y = 0; y < height; y++) row.copy(pixels, y * row.length);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(pixels, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /**

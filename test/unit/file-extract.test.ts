@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MIME } from '../../src/files/mime.js';
 import { extractText, PAGE_BREAK } from '../../src/files/processing/extractors/index.js';
 import type { Ocr } from '../../src/files/processing/ocr.js';
-import { corrupted, makeDocx, makePdf, truncated } from '../support/file-fixtures.js';
+import { corrupted, makeDocx, makeImage, makePdf, truncated } from '../support/file-fixtures.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
@@ -124,7 +124,7 @@ describe('DOCX', () => {
 
 describe('images and other types', () => {
   it('processes an image to empty text with OCR off, and uses the OCR hook when there is one', async () => {
-    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const png = makeImage('image/png');
     expect(await extractText(png, MIME.png, null)).toEqual({ ok: true, text: '', pages: null, ocrPages: 0 });
     const ocr: Ocr = { image: (_bytes, mimeType) => Promise.resolve(`  seen as ${mimeType}\n`), pdfPage: () => Promise.resolve('') };
     expect(await extractText(png, MIME.png, ocr)).toEqual({ ok: true, text: 'seen as image/png', pages: null, ocrPages: 1 });

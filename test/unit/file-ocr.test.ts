@@ -21,7 +21,7 @@ import type { ProcessingResult } from '../../src/files/processing/processor.js';
 import { createLogger } from '../../src/logger.js';
 import { startApp } from '../support/app.js';
 import { corrupted, truncated } from '../support/file-fixtures.js';
-import { encodePage, missingWords, scannedPdf, textPage, type ImageFormat, type TextPage } from '../support/ocr-fixtures.js';
+import { blankPng, encodePage, missingWords, scannedPdf, textPage, type ImageFormat, type TextPage } from '../support/ocr-fixtures.js';
 
 const ENG = { enabled: true, languages: ['eng'], tessdataDir: null };
 const FORMATS: ImageFormat[] = ['png', 'jpeg', 'webp', 'tiff', 'bmp'];
@@ -93,6 +93,27 @@ describe('OCR of images', () => {
     );
     await expect(ocr.image(Buffer.from('not an image at all'), MIME.png)).rejects.not.toBeInstanceOf(OcrUnavailableError);
     expect(missingWords(await ocr.image(page.png, MIME.png), page.words)).toEqual([]);
+  });
+});
+
+describe('large images', () => {
+  it('refuses OCR of an image past 32 megapixels by its header, before decoding it', async () => {
+    const bomb = blankPng(6000, 6000);
+    expect(bomb.length).toBeLessThan(100_000);
+    expect(await extractText(bomb, MIME.png, ocr)).toEqual({
+      ok: false,
+      code: 'file_processing_error',
+      reason: 'image too large for OCR (6000 × 6000 pixels; at most 32 megapixels)',
+    });
+  });
+
+  it.runIf(process.platform === 'linux')('restarts the engine after a large image, giving its memory back', async () => {
+    const before = threadCount();
+    expect(await extractText(blankPng(4000, 3200), MIME.png, ocr)).toEqual({ ok: true, text: '', pages: null, ocrPages: 1 });
+    // tesseract's thread is gone (its wasm memory with it); the next image starts a new one.
+    expect(threadCount()).toBe(before - 1);
+    expect(missingWords(await ocr.image(page.png, MIME.png), page.words)).toEqual([]);
+    expect(threadCount()).toBe(before);
   });
 });
 
@@ -215,10 +236,5 @@ describe('startup', () => {
     const failure = startApp({ OCR_LANGUAGES: 'eng,zzz' });
     await expect(failure).rejects.toBeInstanceOf(ConfigError);
     await expect(failure).rejects.toThrow(/^OCR language 'zzz' has no data: install @tesseract\.js-data\/zzz or set OCR_TESSDATA_DIR/);
-  });
-
-  it('does not check the languages when OCR is off', async () => {
-    const app = await startApp({ OCR_ENABLED: 'false', OCR_LANGUAGES: 'zzz' }, { anonymous: true });
-    await app.close();
   });
 });

@@ -14,6 +14,7 @@
  */
 import type { Worker as NodeWorker } from 'node:worker_threads';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { imageSize } from 'image-size';
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { createWorker, OEM, type Worker as TesseractWorker } from 'tesseract.js';
 import { OcrUnavailableError } from '../../errors.js';
@@ -90,6 +91,36 @@ export async function openOcrEngine(settings: OcrSettings): Promise<OcrEngine> {
   };
 }
 
+/**
+ * Images with more pixels than this are not OCR'd: tesseract's wasm memory grows with the pixels
+ * and never shrinks (a 64-megapixel PNG of 260 KB took 1.6 GB and 13 s; 400 megapixels, 3.5 GB
+ * before failing). 32 megapixels is an A3 page scanned at 400 dpi.
+ */
+export const MAX_OCR_PIXELS = 32_000_000;
+
+/** After an image larger than this the thread's engine is restarted, which gives its memory back. */
+const RESTART_AFTER_PIXELS = 12_000_000;
+
+/** An image's size from its header (null when the header cannot be read). */
+export function imageDimensions(bytes: Uint8Array): { width: number; height: number } | null {
+  try {
+    const { width, height } = imageSize(bytes);
+    return Number.isFinite(width) && Number.isFinite(height) ? { width: Math.abs(width), height: Math.abs(height) } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Why this image is not OCR'd (null: it is): a header that cannot be read, or too many pixels. */
+export function ocrRefusal(bytes: Uint8Array): string | null {
+  const size = imageDimensions(bytes);
+  if (!size) return 'unreadable image';
+  if (size.width * size.height > MAX_OCR_PIXELS) {
+    return `image too large for OCR (${size.width} × ${size.height} pixels; at most ${MAX_OCR_PIXELS / 1_000_000} megapixels)`;
+  }
+  return null;
+}
+
 /** The image in a form tesseract reads quickly: BMP becomes PNG, the others are passed as they are. */
 export async function imageForTesseract(bytes: Uint8Array, mimeType: string): Promise<Uint8Array> {
   if (mimeType !== MIME.bmp) return bytes;
@@ -101,7 +132,7 @@ export async function imageForTesseract(bytes: Uint8Array, mimeType: string): Pr
 
 /** Scans are read at about 200 dpi (pdf.js's unit is 1/72 in), at most this many pixels a side. */
 const SCAN_DPI = 200;
-const MAX_RENDER_SIDE = 5000;
+const MAX_RENDER_SIDE = 4000;
 
 /** The render scale for a page of this size (in points): SCAN_DPI, less for pages too big for MAX_RENDER_SIDE. */
 export function renderScale(widthPt: number, heightPt: number): number {
@@ -162,9 +193,24 @@ async function sharedEngine(settings: OcrSettings): Promise<OcrEngine> {
 export function loadOcr(settings: OcrSettings): Promise<Ocr | null> {
   if (!settings.enabled) return Promise.resolve(null);
   return Promise.resolve({
-    image: async (bytes, mimeType) => ocrWith(await sharedEngine(settings)).image(bytes, mimeType),
+    image: async (bytes, mimeType) => {
+      const engine = await sharedEngine(settings);
+      try {
+        return await ocrWith(engine).image(bytes, mimeType);
+      } finally {
+        const size = imageDimensions(bytes);
+        if (size && size.width * size.height > RESTART_AFTER_PIXELS) await closeEngine(engine);
+      }
+    },
     pdfPage: async (page) => ocrWith(await sharedEngine(settings)).pdfPage(page),
   });
+}
+
+/** Closes the thread's engine if it is this one (the next image starts a new one). */
+async function closeEngine(engine: OcrEngine): Promise<void> {
+  const current = shared;
+  if (current && (await current.engine.catch(() => null)) === engine) shared = null;
+  await engine.close();
 }
 
 /** Stops this thread's engine (the processing worker's shutdown). */
