@@ -186,9 +186,9 @@ async function sharedEngine(settings: OcrSettings): Promise<OcrEngine> {
 /**
  * The OCR for these settings, or null when OCR is off. Runs in the processing worker: the engine
  * starts on the first image or scanned page (a thread that only sees typed documents never starts
- * one) and is kept for the thread's next files; one that failed or died is started afresh.
- * Engine failures reject with OcrUnavailableError; an image tesseract cannot read rejects with
- * another error.
+ * one) and is kept for the thread's next files; one that died, or was closed after a large
+ * image, is started afresh, one that failed to start is not retried. Engine failures reject with
+ * OcrUnavailableError; an image tesseract cannot read rejects with another error.
  */
 export function loadOcr(settings: OcrSettings): Promise<Ocr | null> {
   if (!settings.enabled) return Promise.resolve(null);
