@@ -21,6 +21,7 @@ import { createTokenService } from './auth/tokens.js';
 import { bootstrap } from './bootstrap.js';
 import { CommandBus } from './commands/bus.js';
 import type { Config } from './config.js';
+import { checkOcrLanguages } from './files/processing/ocr-languages.js';
 import type { Logger } from './logger.js';
 import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
@@ -96,6 +97,8 @@ function modeOf(config: Config): AppContext['mode'] {
 }
 
 export async function createApp(config: Config, logger: Logger): Promise<App> {
+  // Before anything opens: a configured OCR language without data stops startup, naming it.
+  if (config.files.engine === 'builtin' && config.files.ocr.enabled) checkOcrLanguages(config.files.ocr);
   const stores = await openStores(config, logger);
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
@@ -183,7 +186,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const dataKeys = new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys'));
   const storage = await openStorage(config.files.storage);
   const fileService = new FileService({ commands, storage, db: sql.db, dataKeys, runner, config: config.files, logger, quotaOf: (tenantId) => billing.settings(tenantId).storage_quota_bytes });
-  const processor = await openFileProcessor(config.files, logger);
+  const processor = await openFileProcessor(config, logger);
   const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
 
   const ctx: AppContext = {

@@ -128,3 +128,15 @@ export class ArchivalNotSupportedError extends Error {
     this.name = 'ArchivalNotSupportedError';
   }
 }
+
+/**
+ * The OCR engine itself cannot work (failed to start, its thread died, closed), as against one
+ * image it cannot read. Stays inside file processing: the file ends in `file_processing_error`
+ * with "OCR not available".
+ */
+export class OcrUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OcrUnavailableError';
+  }
+}

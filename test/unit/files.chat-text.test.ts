@@ -1,7 +1,6 @@
 /** The chat form of extracted texts (src/files/chat-text.ts) and the temporary HTML reduction. */
 import { describe, expect, it } from 'vitest';
 import { chatText } from '../../src/files/chat-text.js';
-import { htmlText } from '../../src/files/processing/inline-text.js';
 import { contentDisposition } from '../../src/api/routes/files.js';
 
 describe('chatText', () => {
@@ -24,11 +23,6 @@ describe('chatText', () => {
   });
 });
 
-describe('htmlText', () => {
-  it('keeps the visible text only', () => {
-    expect(htmlText('<html><head><style>p{}</style><script>alert(1)</script></head><body><h1>Title</h1><p>A &amp; B&nbsp;&#233;</p><!-- x --></body></html>')).toBe('Title\nA & B é');
-  });
-});
 
 describe('contentDisposition', () => {
   it('gives an ASCII fallback and the exact name, encoded', () => {

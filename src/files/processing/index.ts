@@ -1,15 +1,14 @@
-/**
- * The file processor the configuration chooses (FILE_PROCESSING_ENGINE): null for `none` (files
- * are stored and stay `uploaded`); for `builtin`, TEMPORARILY the in-process text reader
- * (inline-text.ts) until the worker-pool engine is merged — the integrator swaps it here.
- */
+/** The file processor of this instance, from config.files (FILE_PROCESSING_ENGINE). */
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
-import { InlineTextProcessor } from './inline-text.js';
+import { FileProcessingPool } from './pool.js';
 import type { FileProcessor } from './processor.js';
 
-export async function openFileProcessor(config: Config['files'], logger: Logger): Promise<FileProcessor | null> {
-  if (config.engine === 'none') return null;
-  logger.debug('file processing: built-in text reader (texts only, in process)');
-  return new InlineTextProcessor();
+export type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
+
+/** null for `none` (files are stored and stay `uploaded`); the worker pool for `builtin`. */
+export function openFileProcessor(config: Config, logger: Logger): Promise<FileProcessor | null> {
+  if (config.files.engine === 'none') return Promise.resolve(null);
+  const { workers, processingTimeoutMs, ocr } = config.files;
+  return Promise.resolve(new FileProcessingPool({ workers, timeoutMs: processingTimeoutMs, ocr }, logger));
 }

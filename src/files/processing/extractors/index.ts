@@ -1,0 +1,23 @@
+/** Text extraction by detected type (src/files/mime.ts): one extractor module per kind of file. */
+import { IMAGE_MIMES, MIME } from '../../mime.js';
+import type { Ocr } from '../ocr.js';
+import type { ProcessingResult } from '../processor.js';
+import { extractDocx } from './docx.js';
+import { extractHtml } from './html.js';
+import { extractImage } from './image.js';
+import { extractPdf } from './pdf.js';
+import { failed } from './result.js';
+import { extractPlainText } from './text.js';
+
+export { PAGE_BREAK } from './pdf.js';
+
+const PLAIN_TEXT: ReadonlySet<string> = new Set([MIME.text, MIME.markdown, MIME.csv, MIME.json]);
+
+export async function extractText(bytes: Uint8Array, mimeType: string, ocr: Ocr | null): Promise<ProcessingResult> {
+  if (PLAIN_TEXT.has(mimeType)) return extractPlainText(bytes);
+  if (mimeType === MIME.html) return extractHtml(bytes);
+  if (mimeType === MIME.pdf) return extractPdf(bytes, ocr);
+  if (mimeType === MIME.docx) return extractDocx(bytes);
+  if (IMAGE_MIMES.has(mimeType)) return extractImage(bytes, mimeType, ocr);
+  return failed(`unsupported type ${mimeType}`);
+}

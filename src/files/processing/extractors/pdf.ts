@@ -1,0 +1,67 @@
+/**
+ * PDF: the text layer of each page (pdf.js, the legacy build that runs in Node), pages joined by
+ * PAGE_BREAK. A page with no text at all is a scan: with OCR it is handed to the OCR hook.
+ * Encrypted documents are refused (there is no password to give); anything pdf.js cannot parse
+ * is a corrupt PDF.
+ */
+import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api.js';
+import { OcrUnavailableError } from '../../../errors.js';
+import type { Ocr } from '../ocr.js';
+import { extracted, failed } from './result.js';
+import type { ProcessingResult } from '../processor.js';
+
+/** Between two pages' texts: a form feed on a line of its own (pdftotext's page separator, kept readable). */
+export const PAGE_BREAK = '\n\f\n';
+
+/** One page's text from pdf.js's items: their strings, with a line break where pdf.js saw a line end. */
+export function pageText(items: readonly (TextItem | TextMarkedContent)[]): string {
+  let text = '';
+  for (const item of items) {
+    // Marked-content items only bracket text; they carry none.
+    if (!('str' in item)) continue;
+    text += item.str;
+    if (item.hasEOL) text += '\n';
+  }
+  return text.trim();
+}
+
+export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
+  let document: PDFDocumentProxy;
+  try {
+    document = await getDocument({
+      // pdf.js may take the buffer over; give it a copy.
+      data: new Uint8Array(bytes),
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      verbosity: 0,
+    }).promise;
+  } catch (error) {
+    return failed(error instanceof Error && error.name === 'PasswordException' ? 'encrypted document' : 'corrupt PDF');
+  }
+  try {
+    const texts: string[] = [];
+    let ocrPages = 0;
+    for (let number = 1; number <= document.numPages; number++) {
+      const page = await document.getPage(number);
+      let text = pageText((await page.getTextContent()).items);
+      if (text === '' && ocr) {
+        try {
+          text = (await ocr.pdfPage(page)).trim();
+        } catch (error) {
+          return failed(error instanceof OcrUnavailableError ? 'OCR not available' : `OCR failed on page ${number}`);
+        }
+        ocrPages++;
+      }
+      texts.push(text);
+      page.cleanup();
+    }
+    return extracted(texts.join(PAGE_BREAK), document.numPages, ocrPages);
+  } catch {
+    // The header parsed but a page did not: still a corrupt file, not a processing fault.
+    return failed('corrupt PDF');
+  } finally {
+    await document.destroy();
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The built-in file processor: a piscina pool of worker threads, one file per worker at a time,
+ * never on the serving event loop. FILE_PROCESSING_TIMEOUT bounds each file from the moment it
+ * is handed to a worker: past it the task's AbortSignal fires and piscina terminates that worker
+ * (a loop in a parser cannot be interrupted any other way) and starts a new one. A worker that
+ * crashes or runs out of its heap ends its file in `file_processing_error`; the pool replaces it.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Logger } from '../../logger.js';
+import type { OcrSettings } from './ocr.js';
+import type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
+import type { FileWorkerData } from './worker.js';
+
+export interface FilePoolOptions {
+  /** FILE_PROCESSING_WORKERS: threads, each processing one file at a time. */
+  workers: number;
+  /** FILE_PROCESSING_TIMEOUT in milliseconds. */
+  timeoutMs: number;
+  ocr: OcrSettings;
+  /** Each worker's V8 heap cap: a decompression bomb or a runaway parser ends that worker, not the process. */
+  heapLimitMb?: number;
+  /** The worker module (default: ./worker.js beside this file); tests name a wrapper that can misbehave. */
+  workerModule?: URL;
+}
+
+/** Enough for pdf.js on a MAX_FILE_SIZE PDF of hundreds of pages, small beside a server's memory. */
+const DEFAULT_HEAP_LIMIT_MB = 512;
+
+/** Workers run below the serving thread's priority so a busy pool cannot delay responses. */
+const WORKER_NICE_INCREMENT = 10;
+
+const SHUTTING_DOWN: ProcessingResult = { ok: false, code: 'file_processing_error', reason: 'shutting down' };
+
+export class FileProcessingPool implements FileProcessor {
+  private readonly piscina: Piscina;
+  private readonly timeoutMs: number;
+  /** Files waiting for a free worker: the timeout starts when a file gets one, not while it waits. */
+  private readonly waiting: ((granted: boolean) => void)[] = [];
+  private readonly slots: number;
+  private busy = 0;
+  private closed = false;
+
+  constructor(
+    options: FilePoolOptions,
+    private readonly logger: Logger,
+  ) {
+    const module = workerModuleOf(options.workerModule ?? new URL('./worker.js', import.meta.url));
+    this.slots = options.workers;
+    this.timeoutMs = options.timeoutMs;
+    this.piscina = new Piscina({
+      filename: fileURLToPath(module),
+      minThreads: options.workers,
+      maxThreads: options.workers,
+      // Workers are kept: starting one loads pdf.js (tens of milliseconds of a core).
+      idleTimeout: Number.POSITIVE_INFINITY,
+      concurrentTasksPerWorker: 1,
+      niceIncrement: WORKER_NICE_INCREMENT,
+      resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB },
+      // From source, the worker is TypeScript: tsx's require hook loads it (a worker's --import is ignored by Node 20).
+      execArgv: module.pathname.endsWith('.ts') ? ['--require', tsxRequireHook()] : [],
+      workerData: { ocr: options.ocr } satisfies FileWorkerData,
+    });
+    // Errors no task is waiting for (a worker dying while idle): logged, the pool replaces the worker.
+    this.piscina.on('error', (error: unknown) => this.logger.warn({ error: describe(error) }, 'a file-processing worker failed'));
+  }
+
+  async process(input: ProcessingInput): Promise<ProcessingResult> {
+    if (this.closed) throw new Error('the file processor is closed');
+    if (!(await this.acquire())) return SHUTTING_DOWN;
+    try {
+      return await this.run(input);
+    } finally {
+      this.release();
+    }
+  }
+
+  private async run(input: ProcessingInput): Promise<ProcessingResult> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    const started = performance.now();
+    try {
+      return (await this.piscina.run(input, { signal: controller.signal })) as ProcessingResult;
+    } catch (error) {
+      if (this.closed) return SHUTTING_DOWN;
+      const ms = Math.round(performance.now() - started);
+      if (timedOut) {
+        this.logger.warn({ mimeType: input.mimeType, ms }, 'file processing timed out; its worker was terminated');
+        return { ok: false, code: 'file_processing_timeout', reason: `processing took longer than ${formatSeconds(this.timeoutMs)}` };
+      }
+      this.logger.warn({ mimeType: input.mimeType, ms, error: describe(error) }, 'file processing failed in its worker');
+      return { ok: false, code: 'file_processing_error', reason: crashReason(error) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private acquire(): Promise<boolean> {
+    if (this.busy < this.slots) {
+      this.busy++;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    // The slot passes straight to the next file (busy stays as it is).
+    if (next) next(!this.closed);
+    else this.busy--;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const waiter of this.waiting.splice(0)) waiter(false);
+    await this.piscina.destroy();
+  }
+}
+
+/** The module a worker loads: the built `.js` when there is one, else its `.ts` source. */
+function workerModuleOf(entry: URL): URL {
+  return entry.pathname.endsWith('.js') && !existsSync(entry) ? new URL(entry.href.replace(/\.js$/, '.ts')) : entry;
+}
+
+/** tsx's CommonJS register module (resolved through its package.json: test runners resolve `require` differently). */
+function tsxRequireHook(): string {
+  const require = createRequire(import.meta.url);
+  const manifest = require.resolve('tsx/package.json');
+  const entry = (require(manifest) as { exports: Record<string, unknown> }).exports['./cjs'];
+  if (typeof entry !== 'string') throw new Error("tsx's package.json has no ./cjs entry");
+  return join(dirname(manifest), entry);
+}
+
+/** What the user is told when a worker died under a file: short, no internals. */
+function crashReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return 'out of memory';
+  if (error instanceof Error && /^worker exited/.test(error.message)) return 'the worker stopped';
+  return 'processing failed';
+}
+
+/** An error for the log: its class, code and message (the message of a parser, not the file's content). */
+function describe(error: unknown): { name: string; code?: string; message: string } {
+  if (!(error instanceof Error)) return { name: typeof error, message: String(error).slice(0, 200) };
+  const code = (error as { code?: unknown }).code;
+  return { name: error.name, ...(typeof code === 'string' ? { code } : {}), message: error.message.slice(0, 200) };
+}
+
+const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;

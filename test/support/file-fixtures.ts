@@ -1,0 +1,78 @@
+/**
+ * Generated test files for file processing (issue 18): PDFs (pdfkit), DOCX (docx), images
+ * (@napi-rs/canvas), and helpers that truncate or corrupt bytes. Nothing binary is committed; every fixture is made here from the
+ * text the tests then expect back.
+ */
+import { createCanvas } from '@napi-rs/canvas';
+import { Document, Packer, Paragraph } from 'docx';
+import PDFDocument from 'pdfkit';
+
+export interface PdfOptions {
+  /** Encrypts the document (RC4/AES per pdfkit): opening it needs this password. */
+  userPassword?: string;
+  /** Pages drawn with vector shapes only, no text layer (1-based page numbers). */
+  pagesWithoutText?: number[];
+}
+
+/** A PDF with one page per entry of `pages`, each page's lines drawn as text (Helvetica). */
+export function makePdf(pages: readonly (readonly string[])[], options: PdfOptions = {}): Promise<Buffer> {
+  const doc = new PDFDocument({
+    autoFirstPage: false,
+    compress: true,
+    ...(options.userPassword ? { userPassword: options.userPassword, ownerPassword: `${options.userPassword}-owner`, pdfVersion: '1.7' as const } : {}),
+  });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<Buffer>((resolve, reject) => {
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+  });
+  pages.forEach((lines, index) => {
+    doc.addPage({ size: 'A4', margin: 50 });
+    if (options.pagesWithoutText?.includes(index + 1)) {
+      // A drawing and nothing else: what a scanned page looks like to a text extractor.
+      doc.rect(100, 100, 200, 120).fill('#333333');
+      return;
+    }
+    doc.font('Helvetica').fontSize(14);
+    for (const line of lines) doc.text(line);
+  });
+  doc.end();
+  return done;
+}
+
+/** A DOCX whose body is these paragraphs, in order. */
+export function makeDocx(paragraphs: readonly string[]): Promise<Buffer> {
+  const document = new Document({ sections: [{ children: paragraphs.map((text) => new Paragraph({ text })) }] });
+  return Packer.toBuffer(document);
+}
+
+/**
+ * An image of black lines of text on white (the fonts are the system's: with none installed the
+ * lines draw nothing, which is still a valid image).
+ */
+export function makeImage(mimeType: 'image/png' | 'image/jpeg' | 'image/webp', lines: readonly string[] = [], size = { width: 320, height: 120 }): Buffer {
+  const canvas = createCanvas(size.width, size.height);
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, size.width, size.height);
+  context.fillStyle = '#000000';
+  context.font = '24px sans-serif';
+  lines.forEach((line, index) => context.fillText(line, 12, 36 + index * 32));
+  // The encoders' type parameters are literal unions; each branch names one.
+  if (mimeType === 'image/png') return canvas.toBuffer('image/png');
+  if (mimeType === 'image/jpeg') return canvas.toBuffer('image/jpeg', 90);
+  return canvas.toBuffer('image/webp', 90);
+}
+
+/** The first `length` bytes (a download cut short). */
+export function truncated(bytes: Uint8Array, length: number): Buffer {
+  return Buffer.from(bytes.subarray(0, Math.max(0, Math.min(length, bytes.length))));
+}
+
+/** A copy with the byte at each given offset replaced (offsets past the end are ignored). */
+export function corrupted(bytes: Uint8Array, changes: readonly { offset: number; value: number }[]): Buffer {
+  const copy = Buffer.from(bytes);
+  for (const { offset, value } of changes) if (offset >= 0 && offset < copy.length) copy[offset] = value & 0xff;
+  return copy;
+}
