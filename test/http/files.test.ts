@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fileKeyScope } from '../../src/files/names.js';
 import { uploadKey } from '../../src/ports/storage.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import { fileForm, gifBytes, pngBytes } from '../support/files.js';
@@ -204,6 +205,22 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
     expect(await (await fetch(`${b.url}/v1/files/${again.json.id}/content`, { headers: { authorization: `Bearer ${me.token}` } })).text()).toBe(content);
     expect((await call(`${a.url}/v1/files/${again.json.id}`, { method: 'DELETE', token: me.token })).status).toBe(200);
     expect(await storedKeys(key)).toEqual([]);
+  });
+
+  it.runIf(mode.enabled)("deletes a user's files with the user: names shredded, bytes released", async () => {
+    const leaving = await loggedInUser(a, 'user', me.tenantId);
+    const content = `leaving ${Math.random()}`;
+    const up = await upload(a.url, leaving.token, fileForm(content, 'goodbye.txt'));
+    expect(up.status, up.text).toBe(201);
+    const key = uploadKey(up.json.sha256);
+    expect(await storedKeys(key)).toEqual([key]);
+    const del = await call(`${b.url}/v1/admin/users/${leaving.userId}`, { method: 'DELETE', token: tenantAdmin.token });
+    expect(del.status, del.text).toBe(200);
+    expect(del.json).toMatchObject({ files_deleted: 1 });
+    expect(await a.app.ctx.dataKeys.get(fileKeyScope(leaving.userId, up.json.id))).toBeNull();
+    expect(await storedKeys(key)).toEqual([]);
+    const row = await a.app.ctx.sql.db.selectFrom('files').selectAll().where('id', '=', up.json.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ deleted: 1, filename: null });
   });
 
   it.runIf(mode.enabled)('refuses a file over MAX_FILE_SIZE with 413 file_too_large and keeps nothing of it', async () => {
