@@ -5,6 +5,7 @@
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { Document, Packer, Paragraph } from 'docx';
+import JSZip from 'jszip';
 import PDFDocument from 'pdfkit';
 
 export interface PdfOptions {
@@ -45,6 +46,19 @@ export function makePdf(pages: readonly (readonly string[])[], options: PdfOptio
 export function makeDocx(paragraphs: readonly string[]): Promise<Buffer> {
   const document = new Document({ sections: [{ children: paragraphs.map((text) => new Paragraph({ text })) }] });
   return Packer.toBuffer(document);
+}
+
+/**
+ * A decompression bomb shaped as a DOCX: a small file whose word/document.xml inflates to about
+ * `inflatedMb` megabytes of paragraphs (every one the same, so it compresses about a thousandfold).
+ */
+export async function makeDocxBomb(inflatedMb: number): Promise<Buffer> {
+  const zip = await JSZip.loadAsync(await makeDocx(['bomb']));
+  const paragraph = '<w:p><w:r><w:t>boom</w:t></w:r></w:p>';
+  const body = paragraph.repeat(Math.ceil((inflatedMb * 1024 * 1024) / paragraph.length));
+  const xml = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`;
+  zip.file('word/document.xml', xml);
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 1 } });
 }
 
 /**

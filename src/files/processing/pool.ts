@@ -1,7 +1,7 @@
 /**
  * The built-in file processor: a piscina pool of worker threads, one file per worker at a time,
- * never on the serving event loop. FILE_PROCESSING_TIMEOUT bounds each file from the moment it
- * is handed to a worker: past it the task's AbortSignal fires and piscina terminates that worker
+ * never on the serving event loop. FILE_PROCESSING_TIMEOUT bounds each file from the moment its
+ * worker begins it (the worker says so with a message): past it the task's AbortSignal fires and piscina terminates that worker
  * (a loop in a parser cannot be interrupted any other way) and starts a new one. A worker that
  * crashes or runs out of its heap ends its file in `file_processing_error`; the pool replaces it.
  */
@@ -13,7 +13,7 @@ import { Piscina } from 'piscina';
 import type { Logger } from '../../logger.js';
 import type { OcrSettings } from './ocr.js';
 import type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
-import type { FileWorkerData } from './worker.js';
+import type { FileStarted, FileTask, FileWorkerData } from './worker.js';
 
 export interface FilePoolOptions {
   /** FILE_PROCESSING_WORKERS: threads, each processing one file at a time. */
@@ -30,6 +30,12 @@ export interface FilePoolOptions {
 /** Enough for pdf.js on a MAX_FILE_SIZE PDF of hundreds of pages, small beside a server's memory. */
 const DEFAULT_HEAP_LIMIT_MB = 512;
 
+/**
+ * How long a file may wait for its worker to begin it (a replaced worker loading pdf.js, a busy
+ * machine): past it no worker could start, and the file fails instead of waiting forever.
+ */
+const WORKER_START_GRACE_MS = 60_000;
+
 /** Workers run below the serving thread's priority so a busy pool cannot delay responses. */
 const WORKER_NICE_INCREMENT = 10;
 
@@ -43,6 +49,9 @@ export class FileProcessingPool implements FileProcessor {
   private readonly slots: number;
   private busy = 0;
   private closed = false;
+  private nextJob = 1;
+  /** Files handed to piscina whose worker has not yet said it began them: what to do when it does. */
+  private readonly starting = new Map<number, () => void>();
 
   constructor(
     options: FilePoolOptions,
@@ -65,6 +74,9 @@ export class FileProcessingPool implements FileProcessor {
       workerData: { ocr: options.ocr } satisfies FileWorkerData,
     });
     // Errors no task is waiting for (a worker dying while idle): logged, the pool replaces the worker.
+    this.piscina.on('message', (message: Partial<FileStarted> | null) => {
+      if (typeof message?.fileJobStarted === 'number') this.starting.get(message.fileJobStarted)?.();
+    });
     this.piscina.on('error', (error: unknown) => this.logger.warn({ error: describe(error) }, 'a file-processing worker failed'));
   }
 
@@ -79,26 +91,39 @@ export class FileProcessingPool implements FileProcessor {
   }
 
   private async run(input: ProcessingInput): Promise<ProcessingResult> {
+    const job = this.nextJob++;
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    const started = performance.now();
+    let started = 0;
+    // Until the worker says it began the file, only the startup grace runs: a worker that was just
+    // replaced (after a timeout or a crash) loads its modules first, and that is not the file's time.
+    let timer = setTimeout(() => controller.abort(), WORKER_START_GRACE_MS);
+    this.starting.set(job, () => {
+      started = performance.now();
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, this.timeoutMs);
+    });
     try {
-      return (await this.piscina.run(input, { signal: controller.signal })) as ProcessingResult;
+      return (await this.piscina.run({ ...input, job } satisfies FileTask, { signal: controller.signal })) as ProcessingResult;
     } catch (error) {
       if (this.closed) return SHUTTING_DOWN;
-      const ms = Math.round(performance.now() - started);
+      const ms = started ? Math.round(performance.now() - started) : null;
       if (timedOut) {
         this.logger.warn({ mimeType: input.mimeType, ms }, 'file processing timed out; its worker was terminated');
         return { ok: false, code: 'file_processing_timeout', reason: `processing took longer than ${formatSeconds(this.timeoutMs)}` };
+      }
+      if (!started) {
+        this.logger.error({ mimeType: input.mimeType, error: describe(error) }, 'no file-processing worker started within the grace period');
+        return { ok: false, code: 'file_processing_error', reason: 'no worker available' };
       }
       this.logger.warn({ mimeType: input.mimeType, ms, error: describe(error) }, 'file processing failed in its worker');
       return { ok: false, code: 'file_processing_error', reason: crashReason(error) };
     } finally {
       clearTimeout(timer);
+      this.starting.delete(job);
     }
   }
 

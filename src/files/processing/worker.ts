@@ -4,7 +4,7 @@
  * TypeScript through tsx's require hook, so it has no top-level await and no import.meta.
  */
 import { readFile } from 'node:fs/promises';
-import { workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { extractText } from './extractors/index.js';
 import { failed } from './extractors/result.js';
 import { loadOcr, type Ocr, type OcrSettings } from './ocr.js';
@@ -15,16 +15,31 @@ export interface FileWorkerData {
   ocr: OcrSettings;
 }
 
+/** One file as the pool sends it: `job` names it in the started notice. */
+export interface FileTask extends ProcessingInput {
+  job: number;
+}
+
+/** Posted to the pool when a worker begins a file: its timeout counts from here, not from a worker's start. */
+export interface FileStarted {
+  fileJobStarted: number;
+}
+
+export function announceStart(task: FileTask): void {
+  parentPort?.postMessage({ fileJobStarted: task.job } satisfies FileStarted);
+}
+
 // Loaded on the first file, once per worker (an OCR engine is expensive to start).
 let ocr: Promise<Ocr | null> | null = null;
 
-export default async function processFile(input: ProcessingInput): Promise<ProcessingResult> {
+export default async function processFile(task: FileTask): Promise<ProcessingResult> {
+  announceStart(task);
   ocr ??= loadOcr((workerData as FileWorkerData).ocr);
   let bytes: Buffer;
   try {
-    bytes = await readFile(input.path);
+    bytes = await readFile(task.path);
   } catch {
     return failed('file not readable');
   }
-  return extractText(bytes, input.mimeType, await ocr);
+  return extractText(bytes, task.mimeType, await ocr);
 }

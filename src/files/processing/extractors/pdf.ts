@@ -4,7 +4,7 @@
  * Encrypted documents are refused (there is no password to give); anything pdf.js cannot parse
  * is a corrupt PDF.
  */
-import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type * as PdfJs from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api.js';
 import type { Ocr } from '../ocr.js';
 import { extracted, failed } from './result.js';
@@ -25,8 +25,13 @@ export function pageText(items: readonly (TextItem | TextMarkedContent)[]): stri
   return text.trim();
 }
 
+// pdf.js is several megabytes of modules: loaded by the first PDF a worker sees, not by every worker start.
+let pdfjs: Promise<typeof PdfJs> | null = null;
+
 export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
-  let document: PDFDocumentProxy;
+  pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  const { getDocument } = await pdfjs;
+  let document: PdfJs.PDFDocumentProxy;
   try {
     document = await getDocument({
       // pdf.js may take the buffer over; give it a copy.
