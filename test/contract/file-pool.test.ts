@@ -151,14 +151,25 @@ describe('a pool whose worker misbehaves', () => {
   });
 });
 
+describe('a pool whose worker cannot start', () => {
+  it('fails a file with "no worker available" once the start grace has passed', async () => {
+    const broken = new FileProcessingPool({ workers: 1, timeoutMs: 30_000, ocr: OCR_OFF, startGraceMs: 1_000, workerModule: new URL('../support/no-such-worker.js', import.meta.url) }, logger);
+    try {
+      expect(await broken.process({ path: file(pdf), mimeType: MIME.pdf })).toEqual({ ok: false, code: 'file_processing_error', reason: 'no worker available' });
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
 describe('the heap cap of a worker', () => {
   it('ends a decompression bomb at the heap cap of its worker, not in the process', async () => {
-    // 24 MB of paragraphs in a few hundred kilobytes: parsed, far more than the worker's 96 MB heap.
-    const bomb = await makeDocxBomb(24);
+    // 12 MB of paragraphs in under a hundred kilobytes: parsed, far more than the worker's 64 MB heap.
+    const bomb = await makeDocxBomb(12);
     expect(bomb.length).toBeLessThan(1024 * 1024);
     const heapBefore = process.memoryUsage().heapUsed;
     // The real worker, a small heap, and time enough that the cap, not the timeout, is what ends it.
-    const capped = new FileProcessingPool({ workers: 1, timeoutMs: 60_000, ocr: OCR_OFF, heapLimitMb: 96 }, logger);
+    const capped = new FileProcessingPool({ workers: 1, timeoutMs: 60_000, ocr: OCR_OFF, heapLimitMb: 64 }, logger);
     try {
       expect(await capped.process({ path: file(bomb), mimeType: MIME.docx })).toEqual({ ok: false, code: 'file_processing_error', reason: 'out of memory' });
       // The serving side held nothing of it (the bomb's bytes above are all it saw).

@@ -25,6 +25,8 @@ export interface FilePoolOptions {
   heapLimitMb?: number;
   /** The worker module (default: ./worker.js beside this file); tests name a wrapper that can misbehave. */
   workerModule?: URL;
+  /** How long a file may wait for its worker to begin it (default WORKER_START_GRACE_MS). */
+  startGraceMs?: number;
 }
 
 /** Enough for pdf.js on a MAX_FILE_SIZE PDF of hundreds of pages, small beside a server's memory. */
@@ -44,6 +46,7 @@ const SHUTTING_DOWN: ProcessingResult = { ok: false, code: 'file_processing_erro
 export class FileProcessingPool implements FileProcessor {
   private readonly piscina: Piscina;
   private readonly timeoutMs: number;
+  private readonly startGraceMs: number;
   /** Files waiting for a free worker: the timeout starts when a file gets one, not while it waits. */
   private readonly waiting: ((granted: boolean) => void)[] = [];
   private readonly slots: number;
@@ -60,9 +63,11 @@ export class FileProcessingPool implements FileProcessor {
     const module = workerModuleOf(options.workerModule ?? new URL('./worker.js', import.meta.url));
     this.slots = options.workers;
     this.timeoutMs = options.timeoutMs;
+    this.startGraceMs = options.startGraceMs ?? WORKER_START_GRACE_MS;
     this.piscina = new Piscina({
       filename: fileURLToPath(module),
-      minThreads: options.workers,
+      // Started on the first file, not with the app: an instance that never sees a file pays nothing.
+      minThreads: 0,
       maxThreads: options.workers,
       // Workers are kept: starting one loads pdf.js (tens of milliseconds of a core).
       idleTimeout: Number.POSITIVE_INFINITY,
@@ -93,16 +98,19 @@ export class FileProcessingPool implements FileProcessor {
   private async run(input: ProcessingInput): Promise<ProcessingResult> {
     const job = this.nextJob++;
     const controller = new AbortController();
-    let timedOut = false;
+    let ended: 'timeout' | 'no worker' | null = null;
     let started = 0;
-    // Until the worker says it began the file, only the startup grace runs: a worker that was just
+    // Until the worker says it began the file, only the start grace runs: a worker that was just
     // replaced (after a timeout or a crash) loads its modules first, and that is not the file's time.
-    let timer = setTimeout(() => controller.abort(), WORKER_START_GRACE_MS);
+    let timer = setTimeout(() => {
+      ended = 'no worker';
+      controller.abort();
+    }, this.startGraceMs);
     this.starting.set(job, () => {
       started = performance.now();
       clearTimeout(timer);
       timer = setTimeout(() => {
-        timedOut = true;
+        ended = 'timeout';
         controller.abort();
       }, this.timeoutMs);
     });
@@ -110,12 +118,14 @@ export class FileProcessingPool implements FileProcessor {
       return (await this.piscina.run({ ...input, job } satisfies FileTask, { signal: controller.signal })) as ProcessingResult;
     } catch (error) {
       if (this.closed) return SHUTTING_DOWN;
+      // The started notice and the task's answer travel on different ports: an answer may come
+      // first, so only the timers (not `started`) say why a file ended.
       const ms = started ? Math.round(performance.now() - started) : null;
-      if (timedOut) {
+      if (ended === 'timeout') {
         this.logger.warn({ mimeType: input.mimeType, ms }, 'file processing timed out; its worker was terminated');
         return { ok: false, code: 'file_processing_timeout', reason: `processing took longer than ${formatSeconds(this.timeoutMs)}` };
       }
-      if (!started) {
+      if (ended === 'no worker') {
         this.logger.error({ mimeType: input.mimeType, error: describe(error) }, 'no file-processing worker started within the grace period');
         return { ok: false, code: 'file_processing_error', reason: 'no worker available' };
       }
