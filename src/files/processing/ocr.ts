@@ -19,5 +19,6 @@ export type OcrSettings = Config['files']['ocr'];
 /** The OCR engine for these settings, or null when OCR is off or there is no engine. Runs in the worker. */
 export function loadOcr(settings: OcrSettings): Promise<Ocr | null> {
   if (!settings.enabled) return Promise.resolve(null);
+  // No engine is built in yet (the OCR step of issue 18 fills this in): OCR on, but nothing to run it.
   return Promise.resolve(null);
 }

@@ -1,9 +1,10 @@
 /**
  * The built-in file processor: a piscina pool of worker threads, one file per worker at a time,
- * never on the serving event loop. FILE_PROCESSING_TIMEOUT bounds each file from the moment its
- * worker begins it (the worker says so with a message): past it the task's AbortSignal fires and piscina terminates that worker
- * (a loop in a parser cannot be interrupted any other way) and starts a new one. A worker that
- * crashes or runs out of its heap ends its file in `file_processing_error`; the pool replaces it.
+ * never on the serving event loop (decision 0140). FILE_PROCESSING_TIMEOUT bounds each file from
+ * the moment its worker begins it (the worker says so with a message): past it the task's
+ * AbortSignal fires and piscina terminates that worker (a loop in a parser cannot be interrupted
+ * any other way); the next file gets a new one. A worker that crashes or runs out of its heap
+ * ends its file in `file_processing_error`; the pool replaces it.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -69,7 +70,7 @@ export class FileProcessingPool implements FileProcessor {
       // Started on the first file, not with the app: an instance that never sees a file pays nothing.
       minThreads: 0,
       maxThreads: options.workers,
-      // Workers are kept: starting one loads pdf.js (tens of milliseconds of a core).
+      // Workers are kept once started: a start costs about 400 ms of a core, and pdf.js as much again.
       idleTimeout: Number.POSITIVE_INFINITY,
       concurrentTasksPerWorker: 1,
       niceIncrement: WORKER_NICE_INCREMENT,
@@ -78,11 +79,12 @@ export class FileProcessingPool implements FileProcessor {
       execArgv: module.pathname.endsWith('.ts') ? ['--require', tsxRequireHook()] : [],
       workerData: { ocr: options.ocr } satisfies FileWorkerData,
     });
-    // Errors no task is waiting for (a worker dying while idle): logged, the pool replaces the worker.
     this.piscina.on('message', (message: Partial<FileStarted> | null) => {
       if (typeof message?.fileJobStarted === 'number') this.starting.get(message.fileJobStarted)?.();
     });
-    this.piscina.on('error', (error: unknown) => this.logger.warn({ error: describe(error) }, 'a file-processing worker failed'));
+    // Errors no file is waiting for: a worker dying while idle (the pool replaces it), or one that
+    // cannot load its module at all (a broken installation: files then fail after the start grace).
+    this.piscina.on('error', (error: unknown) => this.logger.error({ error: describe(error) }, 'a file-processing worker failed outside a file'));
   }
 
   async process(input: ProcessingInput): Promise<ProcessingResult> {
