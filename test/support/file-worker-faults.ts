@@ -7,6 +7,9 @@
 import processFile, { announceStart, type FileTask } from '../../src/files/processing/worker.js';
 import type { ProcessingResult } from '../../src/files/processing/processor.js';
 
+/** What the throwing fault's message quotes "from the file". */
+export const FAULT_MESSAGE_SECRET = 'words-from-the-users-file';
+
 export const FAULTS = {
   /** A busy loop with no await: only terminating the thread ends it. */
   loop: 'application/x-test-loop',
@@ -23,7 +26,8 @@ export default async function processWithFaults(task: FileTask): Promise<Process
         // spin
       }
     case FAULTS.throw:
-      throw new Error('a parser bug');
+      // A parser's message may quote the file: the pool must keep it out of the log.
+      throw new Error(`a parser bug near ${FAULT_MESSAGE_SECRET}`);
     case FAULTS.exit:
       return process.exit(7);
     default:

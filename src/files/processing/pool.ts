@@ -184,11 +184,15 @@ function crashReason(error: unknown): string {
   return 'processing failed';
 }
 
-/** An error for the log: its class, code and message (the message of a parser, not the file's content). */
-function describe(error: unknown): { name: string; code?: string; message: string } {
-  if (!(error instanceof Error)) return { name: typeof error, message: String(error).slice(0, 200) };
+/**
+ * An error for the log: its class and code, and its message only when Node or piscina wrote it
+ * (a coded error, a worker's exit): a parser's message may quote the file, which stays out of logs.
+ */
+function describe(error: unknown): { name: string; code?: string; message?: string } {
+  if (!(error instanceof Error)) return { name: typeof error };
   const code = (error as { code?: unknown }).code;
-  return { name: error.name, ...(typeof code === 'string' ? { code } : {}), message: error.message.slice(0, 200) };
+  const ours = typeof code === 'string' || /^worker exited/.test(error.message);
+  return { name: error.name, ...(typeof code === 'string' ? { code } : {}), ...(ours ? { message: error.message.slice(0, 200) } : {}) };
 }
 
 const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;

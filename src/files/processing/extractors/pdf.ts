@@ -28,9 +28,13 @@ export function pageText(items: readonly (TextItem | TextMarkedContent)[]): stri
 // pdf.js is several megabytes of modules: loaded by the first PDF a worker sees, not by every worker start.
 let pdfjs: Promise<typeof PdfJs> | null = null;
 
-export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
+export function loadPdfJs(): Promise<typeof PdfJs> {
   pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs');
-  const { getDocument } = await pdfjs;
+  return pdfjs;
+}
+
+export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
+  const { getDocument } = await loadPdfJs();
   let document: PdfJs.PDFDocumentProxy;
   try {
     document = await getDocument({
