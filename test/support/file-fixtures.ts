@@ -5,13 +5,17 @@
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { Document, Packer, Paragraph } from 'docx';
+import JSZip from 'jszip';
 import PDFDocument from 'pdfkit';
 
 export interface PdfOptions {
   /** Encrypts the document (RC4/AES per pdfkit): opening it needs this password. */
   userPassword?: string;
-  /** Pages drawn with vector shapes only, no text layer (1-based page numbers). */
-  pagesWithoutText?: number[];
+  /**
+   * Pages (1-based numbers) that are scans: their lines are drawn into a PNG placed on the page,
+   * with no text layer, as a scanner makes them (text for OCR to find, none for an extractor).
+   */
+  scannedPages?: number[];
 }
 
 /** A PDF with one page per entry of `pages`, each page's lines drawn as text (Helvetica). */
@@ -29,9 +33,9 @@ export function makePdf(pages: readonly (readonly string[])[], options: PdfOptio
   });
   pages.forEach((lines, index) => {
     doc.addPage({ size: 'A4', margin: 50 });
-    if (options.pagesWithoutText?.includes(index + 1)) {
-      // A drawing and nothing else: what a scanned page looks like to a text extractor.
-      doc.rect(100, 100, 200, 120).fill('#333333');
+    if (options.scannedPages?.includes(index + 1)) {
+      // A4 at 150 dpi is 1240 x 1754 pixels; the image fills the page.
+      doc.image(makeImage('image/png', lines, { width: 1240, height: 1754, fontPx: 48 }), 0, 0, { width: doc.page.width, height: doc.page.height });
       return;
     }
     doc.font('Helvetica').fontSize(14);
@@ -48,17 +52,34 @@ export function makeDocx(paragraphs: readonly string[]): Promise<Buffer> {
 }
 
 /**
+ * A decompression bomb shaped as a DOCX: a small file whose word/document.xml inflates to about
+ * `inflatedMb` megabytes of paragraphs (every one the same, so it compresses about a thousandfold).
+ */
+export async function makeDocxBomb(inflatedMb: number): Promise<Buffer> {
+  const zip = await JSZip.loadAsync(await makeDocx(['bomb']));
+  const paragraph = '<w:p><w:r><w:t>boom</w:t></w:r></w:p>';
+  const body = paragraph.repeat(Math.ceil((inflatedMb * 1024 * 1024) / paragraph.length));
+  const xml = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`;
+  zip.file('word/document.xml', xml);
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 1 } });
+}
+
+/**
  * An image of black lines of text on white (the fonts are the system's: with none installed the
  * lines draw nothing, which is still a valid image).
  */
-export function makeImage(mimeType: 'image/png' | 'image/jpeg' | 'image/webp', lines: readonly string[] = [], size = { width: 320, height: 120 }): Buffer {
-  const canvas = createCanvas(size.width, size.height);
+export function makeImage(
+  mimeType: 'image/png' | 'image/jpeg' | 'image/webp',
+  lines: readonly string[] = [],
+  { width = 320, height = 120, fontPx = 24 }: { width?: number; height?: number; fontPx?: number } = {},
+): Buffer {
+  const canvas = createCanvas(width, height);
   const context = canvas.getContext('2d');
   context.fillStyle = '#ffffff';
-  context.fillRect(0, 0, size.width, size.height);
+  context.fillRect(0, 0, width, height);
   context.fillStyle = '#000000';
-  context.font = '24px sans-serif';
-  lines.forEach((line, index) => context.fillText(line, 12, 36 + index * 32));
+  context.font = `${fontPx}px sans-serif`;
+  lines.forEach((line, index) => context.fillText(line, fontPx / 2, fontPx * 1.5 * (index + 1)));
   // The encoders' type parameters are literal unions; each branch names one.
   if (mimeType === 'image/png') return canvas.toBuffer('image/png');
   if (mimeType === 'image/jpeg') return canvas.toBuffer('image/jpeg', 90);

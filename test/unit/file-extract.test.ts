@@ -79,8 +79,8 @@ describe('PDF', () => {
     expect(await extractText(await make(), MIME.pdf, null)).toEqual({ ok: false, code: 'file_processing_error', reason: 'corrupt PDF' });
   });
 
-  it('leaves a page without a text layer empty without OCR, and hands it to the OCR hook with it', async () => {
-    const pdf = await makePdf([['typed page'], ['(scanned)'], ['another typed page']], { pagesWithoutText: [2] });
+  it('leaves a scanned page (an image, no text layer) empty without OCR, and hands it to the OCR hook with it', async () => {
+    const pdf = await makePdf([['typed page'], ['Scanned words'], ['another typed page']], { scannedPages: [2] });
     expect(await extractText(pdf, MIME.pdf, null)).toEqual({ ok: true, text: ['typed page', '', 'another typed page'].join(PAGE_BREAK), pages: 3, ocrPages: 0 });
 
     const asked: number[] = [];

@@ -4,8 +4,9 @@
  * TypeScript through tsx's require hook, so it has no top-level await and no import.meta.
  */
 import { readFile } from 'node:fs/promises';
-import { workerData } from 'node:worker_threads';
-import { extractText } from './extractors/index.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { IMAGE_MIMES, MIME } from '../mime.js';
+import { extractText, prepareFor } from './extractors/index.js';
 import { failed } from './extractors/result.js';
 import { loadOcr, type Ocr, type OcrSettings } from './ocr.js';
 import type { ProcessingInput, ProcessingResult } from './processor.js';
@@ -15,16 +16,37 @@ export interface FileWorkerData {
   ocr: OcrSettings;
 }
 
-// Loaded on the first file, once per worker (an OCR engine is expensive to start).
+/** One file as the pool sends it: `job` names it in the started notice. */
+export interface FileTask extends ProcessingInput {
+  job: number;
+}
+
+/** Posted to the pool when a worker begins a file: its timeout counts from here, not from a worker's start or its library loading. */
+export interface FileStarted {
+  fileJobStarted: number;
+}
+
+export function announceStart(task: FileTask): void {
+  parentPort?.postMessage({ fileJobStarted: task.job } satisfies FileStarted);
+}
+
+// Loaded on the first file that may need it, once per worker (an OCR engine is expensive to start).
 let ocr: Promise<Ocr | null> | null = null;
 
-export default async function processFile(input: ProcessingInput): Promise<ProcessingResult> {
-  ocr ??= loadOcr((workerData as FileWorkerData).ocr);
+/** Images, and PDFs (their pages without a text layer). */
+const mayNeedOcr = (mimeType: string): boolean => mimeType === MIME.pdf || IMAGE_MIMES.has(mimeType);
+
+export default async function processFile(task: FileTask): Promise<ProcessingResult> {
+  // Libraries load before the file's clock starts: FILE_PROCESSING_TIMEOUT measures the file, not
+  // a fresh worker's first import of pdf.js or an OCR engine (those are bounded by the start grace).
+  const engine = mayNeedOcr(task.mimeType) ? await (ocr ??= loadOcr((workerData as FileWorkerData).ocr)) : null;
+  await prepareFor(task.mimeType);
+  announceStart(task);
   let bytes: Buffer;
   try {
-    bytes = await readFile(input.path);
+    bytes = await readFile(task.path);
   } catch {
     return failed('file not readable');
   }
-  return extractText(bytes, input.mimeType, await ocr);
+  return extractText(bytes, task.mimeType, engine);
 }

@@ -5,13 +5,18 @@ import type { ProcessingResult } from '../processor.js';
 import { extractDocx } from './docx.js';
 import { extractHtml } from './html.js';
 import { extractImage } from './image.js';
-import { extractPdf } from './pdf.js';
+import { extractPdf, loadPdfJs } from './pdf.js';
 import { failed } from './result.js';
 import { extractPlainText } from './text.js';
 
 export { PAGE_BREAK } from './pdf.js';
 
 const PLAIN_TEXT: ReadonlySet<string> = new Set([MIME.text, MIME.markdown, MIME.csv, MIME.json]);
+
+/** Loads the libraries a type needs before its file's clock starts (a worker loads each once). */
+export async function prepareFor(mimeType: string): Promise<void> {
+  if (mimeType === MIME.pdf) await loadPdfJs();
+}
 
 export async function extractText(bytes: Uint8Array, mimeType: string, ocr: Ocr | null): Promise<ProcessingResult> {
   if (PLAIN_TEXT.has(mimeType)) return extractPlainText(bytes);

@@ -4,7 +4,7 @@
  * Encrypted documents are refused (there is no password to give); anything pdf.js cannot parse
  * is a corrupt PDF.
  */
-import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type * as PdfJs from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api.js';
 import { OcrUnavailableError } from '../../../errors.js';
 import type { Ocr } from '../ocr.js';
@@ -26,8 +26,17 @@ export function pageText(items: readonly (TextItem | TextMarkedContent)[]): stri
   return text.trim();
 }
 
+// pdf.js is several megabytes of modules: loaded by the first PDF a worker sees, not by every worker start.
+let pdfjs: Promise<typeof PdfJs> | null = null;
+
+export function loadPdfJs(): Promise<typeof PdfJs> {
+  pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  return pdfjs;
+}
+
 export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
-  let document: PDFDocumentProxy;
+  const { getDocument } = await loadPdfJs();
+  let document: PdfJs.PDFDocumentProxy;
   try {
     document = await getDocument({
       // pdf.js may take the buffer over; give it a copy.
