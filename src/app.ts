@@ -45,6 +45,8 @@ import { Relay } from './relay/relay.js';
 import { RelayGate } from './relay/gate.js';
 import { Callers } from './relay/access/caller.js';
 import { chatCompletionsIngress } from './relay/ingress/chat-completions.js';
+import type { FileAttachments } from './files/attachments.js';
+import { NotFoundError } from './errors.js';
 import { Router } from './relay/router.js';
 import { UpstreamPools } from './relay/upstream-pool.js';
 import { UsagePublisher } from './relay/usage-publisher.js';
@@ -168,13 +170,15 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
   );
   const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
+  // TEMPORARY until files-core is merged: no file exists yet.
+  const attachments: FileAttachments = { attach: (_owner, fileId) => Promise.reject(new NotFoundError(`file ${fileId} not found`, 'file_not_found')) };
   const gate = new RelayGate({
     callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
     billing,
     relay,
     usage,
-    ingress: { chatCompletions: chatCompletionsIngress(sql.db) },
+    ingress: { chatCompletions: chatCompletionsIngress(sql.db, attachments) },
   });
 
   const ctx: AppContext = {
@@ -209,6 +213,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     rbac,
     mfa: { secrets: new SecretBox(config.secret, 'mfa-secrets'), recoveryCodes: new RecoveryCodeHasher(config.secret) },
     metrics,
+    files: { attachments },
   };
   const server = await buildServer(ctx);
   let metricsServer: Server | null = null;

@@ -21,6 +21,7 @@ import type { UsagePublisher } from '../relay/usage-publisher.js';
 import type { Projectors } from '../projections/runtime/projectors.js';
 import type { LiveViews } from '../views/index.js';
 import type { Metrics } from './metrics.js';
+import type { FileAttachments } from '../files/attachments.js';
 
 export interface AppContext {
   config: Config;
@@ -63,4 +64,6 @@ export interface AppContext {
   /** TOTP secrets sealed at rest, recovery codes hashed. */
   mfa: { secrets: SecretBox; recoveryCodes: RecoveryCodeHasher };
   metrics: Metrics;
+  /** Files (issue 18): what chat uses of them. */
+  files: { attachments: FileAttachments };
 }
