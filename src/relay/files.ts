@@ -16,13 +16,17 @@ import type { AttachedFile, FileAttachments, FileOwner } from '../files/attachme
 import { COMMON_IMAGE_TYPES, type Provider } from './providers/provider.js';
 import type { ChatCompletionRequest, ClientMessage, ContentPart, ImagePart, Message, TextPart } from './schema.js';
 
-/** The image parts made from files, each with the text part that stands for it where a provider takes no such image. */
-export type FileImages = ReadonlyMap<ImagePart, { mimeType: string; text: TextPart }>;
+/**
+ * The images made from files, by their data URL (not by part object: validation copies the
+ * parts, never the strings), each with the text part that stands for it where a provider takes
+ * no such image.
+ */
+export type FileImages = ReadonlyMap<string, { mimeType: string; text: TextPart }>;
 
 /** What one file becomes in a message: its part, and (images) the text standing for it. */
 interface FileContent {
   part: ContentPart;
-  image?: { mimeType: string; text: TextPart };
+  image?: { url: string; mimeType: string; text: TextPart };
 }
 
 /** The text a model reads for a file: which file it is, then its text. */
@@ -38,7 +42,7 @@ export function fileContent(file: AttachedFile, inUserMessage: boolean): FileCon
   const text = fileText(file);
   if (file.kind === 'text' || !inUserMessage) return { part: text };
   const part: ImagePart = { type: 'image_url', image_url: { url: file.dataUrl } };
-  return { part, image: { mimeType: file.mimeType, text } };
+  return { part, image: { url: file.dataUrl, mimeType: file.mimeType, text } };
 }
 
 /** A file that could not be used, with the request field that named it (the port's errors carry none). */
@@ -109,14 +113,14 @@ export async function resolveFileParts(messages: readonly ClientMessage[], attac
     }
   });
   const files = await attach(requested);
-  const images = new Map<ImagePart, { mimeType: string; text: TextPart }>();
+  const images = new Map<string, { mimeType: string; text: TextPart }>();
   const resolved = messages.map((message): Message => {
     const content = message.content;
     if (!Array.isArray(content) || !content.some((part) => part.type === 'file')) return message as Message;
     const parts = content.map((part): ContentPart => {
       if (part.type !== 'file') return part;
       const made = fileContent(files.get(part.file.file_id)!, message.role === 'user');
-      if (made.image !== undefined) images.set(made.part as ImagePart, made.image);
+      if (made.image !== undefined) images.set(made.image.url, made.image);
       return made.part;
     });
     return { ...message, content: parts };
@@ -134,7 +138,7 @@ export function forProvider(body: ChatCompletionRequest, images: FileImages, pro
   for (const image of images.values()) if (!accepted.has(image.mimeType)) all = false;
   if (all) return body;
   const swap = (part: ContentPart): ContentPart => {
-    const image = part.type === 'image_url' ? images.get(part) : undefined;
+    const image = part.type === 'image_url' ? images.get(part.image_url.url) : undefined;
     return image !== undefined && !accepted.has(image.mimeType) ? image.text : part;
   };
   return { ...body, messages: body.messages.map((m) => (Array.isArray(m.content) ? { ...m, content: m.content.map(swap) } : m)) };

@@ -95,9 +95,9 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       expect(completion.choices[0]!.message.content).toContain('What is the code?');
       const parts = (vision.requests.at(-1)!.json as Json).messages[0].content as Json[];
       expect(parts[0]).toEqual({ type: 'text', text: 'What is the code?' });
-      expect(parts[1].type).toBe('text');
-      expect(parts[1].text).toContain('The launch code is PELICAN-7.\nBring snacks.');
-      expect(parts[1].text).toContain(`"orders.txt" (${id})`);
+      expect(parts[1]!.type).toBe('text');
+      expect(parts[1]!.text).toContain('The launch code is PELICAN-7.\nBring snacks.');
+      expect(parts[1]!.text).toContain(`"orders.txt" (${id})`);
       expect(parts).toHaveLength(2);
     });
 
@@ -112,7 +112,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       await sdk(b).chat.completions.create({ model: 'text-model', messages });
       const parts = (textOnly.requests.at(-1)!.json as Json).messages[0].content as Json[];
       expect(parts.map((p) => p.type)).toEqual(['text', 'text']);
-      expect(parts[1].text).toContain(`"chart.png" (${id})`);
+      expect(parts[1]!.text).toContain(`"chart.png" (${id})`);
     });
 
     it("uses the API key's user's files", async () => {
@@ -191,7 +191,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       expect(first.json.assistant_message.file_ids).toEqual([]);
       const parts = ((vision.requests.at(-1)!.json as Json).messages as Json[]).at(-1)!.content as Json[];
       expect(parts[0]).toEqual({ type: 'text', text: 'Summarise these' });
-      expect(parts[1].text).toContain('Meeting moved to Thursday.');
+      expect(parts[1]!.text).toContain('Meeting moved to Thursday.');
       expect(parts[2]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } });
 
       const read = await call(`${a.url}/v1/conversations/${id}`, { token: a.userToken });
@@ -203,8 +203,8 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       const history = (textOnly.requests.at(-1)!.json as Json).messages as Json[];
       const earlier = history.find((m) => Array.isArray(m.content))!.content as Json[];
       expect(earlier.map((p) => p.type)).toEqual(['text', 'text', 'text']);
-      expect(earlier[1].text).toContain('Meeting moved to Thursday.');
-      expect(earlier[2].text).toContain(`"photo.png" (${picture})`);
+      expect(earlier[1]!.text).toContain('Meeting moved to Thursday.');
+      expect(earlier[2]!.text).toContain(`"photo.png" (${picture})`);
     });
 
     it('answers 404 and 409 for files that cannot be used, naming file_ids[i], and stores nothing', async () => {

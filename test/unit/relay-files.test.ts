@@ -23,26 +23,27 @@ describe('file parts', () => {
     const png = image('image/png', 'INVOICE 42');
     const inUser = fileContent(png, true);
     expect(inUser.part).toEqual({ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } });
-    expect(inUser.image).toEqual({ mimeType: 'image/png', text: { type: 'text', text: expect.stringContaining('INVOICE 42') } });
+    expect(inUser.image).toEqual({ url: 'data:image/png;base64,AAAA', mimeType: 'image/png', text: { type: 'text', text: expect.stringContaining('INVOICE 42') } });
     expect(fileContent(png, false)).toEqual({ part: { type: 'text', text: expect.stringContaining('text recognised in image file "scan.img" (file-2)') } });
     expect(fileText(image('image/png', null)).text).toBe('[image file "scan.img" (file-2): no text was recognised in it]');
   });
 
   it('swaps only the file images a provider cannot take for their text', () => {
     const png = fileContent(image('image/png', 'PNG TEXT'), true);
-    const tiff = fileContent(image('image/tiff', 'TIFF TEXT'), true);
+    const tiff = fileContent({ ...image('image/tiff', 'TIFF TEXT'), dataUrl: 'data:image/tiff;base64,CCCC' } as AttachedFile, true);
     const clientImage: ImagePart = { type: 'image_url', image_url: { url: 'data:image/tiff;base64,BBBB' } };
+    // Keyed by data URL: parts copied by validation are still found.
     const body: ChatCompletionRequest = { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, png.part, tiff.part, clientImage] }] };
     const images = new Map([
-      [png.part as ImagePart, png.image!],
-      [tiff.part as ImagePart, tiff.image!],
+      [png.image!.url, png.image!],
+      [tiff.image!.url, tiff.image!],
     ]);
 
     const forOpenAi = forProvider(body, images, PROVIDERS.openai);
     expect(forOpenAi.messages[0]!.content).toEqual([{ type: 'text', text: 'look' }, png.part, tiff.image!.text, clientImage]);
     expect(forProvider(body, images, PROVIDERS.deepseek).messages[0]!.content).toEqual([{ type: 'text', text: 'look' }, png.image!.text, tiff.image!.text, clientImage]);
     // Nothing to swap: the very same request.
-    const onlyPng = new Map([[png.part as ImagePart, png.image!]]);
+    const onlyPng = new Map([[png.image!.url, png.image!]]);
     expect(forProvider(body, onlyPng, PROVIDERS.anthropic)).toBe(body);
     expect((tiff.image!.text as TextPart).text).toContain('TIFF TEXT');
   });

@@ -39,7 +39,7 @@ import type { GenerationStops } from './stops.js';
 import type { FirstExchange } from './titles.js';
 import type { AttachedFile, FileAttachments, FileOwner } from '../../../files/attachments.js';
 import { attachAll, attachAvailable, fileContent, missingFileText, type FileImages } from '../../files.js';
-import type { ContentPart, ImagePart, TextPart } from '../../schema.js';
+import type { ContentPart, TextPart } from '../../schema.js';
 import { fileIdsOf } from '../../../conversations/views.js';
 
 /** What the client asked for: a new message, the last reply again, or an edited message re-sent. */
@@ -317,8 +317,8 @@ function historyOf(turn: Turn, messages: readonly CurrentMessage[]): { history: 
  * earlier messages are used as far as they still exist (a deleted one becomes a note).
  * Conversations without files read nothing.
  */
-async function withFiles(attachments: FileAttachments, owner: FileOwner, turn: Turn, texts: readonly TextMessage[]): Promise<{ history: HistoryMessage[]; images: Map<ImagePart, { mimeType: string; text: TextPart }> }> {
-  const images = new Map<ImagePart, { mimeType: string; text: TextPart }>();
+async function withFiles(attachments: FileAttachments, owner: FileOwner, turn: Turn, texts: readonly TextMessage[]): Promise<{ history: HistoryMessage[]; images: Map<string, { mimeType: string; text: TextPart }> }> {
+  const images = new Map<string, { mimeType: string; text: TextPart }>();
   const earlierIds: string[] = [];
   const sent = turn.kind === 'send' ? texts.at(-1) : undefined;
   for (const m of texts) if (m !== sent) earlierIds.push(...m.fileIds);
@@ -333,7 +333,7 @@ async function withFiles(attachments: FileAttachments, owner: FileOwner, turn: T
       const file = m === sent ? fresh.get(id) : earlier.get(id);
       if (file === undefined || file === null) return missingFileText(id);
       const made = fileContent(file, m.role === 'user');
-      if (made.image !== undefined) images.set(made.part as ImagePart, made.image);
+      if (made.image !== undefined) images.set(made.image.url, made.image);
       return made.part;
     });
     return { role: m.role, content: m.content, fileParts };
