@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { openCounters, openEventStore } from './adapters/index.js';
+import { openCounters, openEventStore, openStorage } from './adapters/index.js';
 import { openSqlDatabase, type SqlDatabase } from './adapters/sql/database.js';
 import { migrateToLatest } from './adapters/sql/migrate.js';
 import type { AppContext } from './api/context.js';
@@ -45,13 +45,14 @@ import { Relay } from './relay/relay.js';
 import { RelayGate } from './relay/gate.js';
 import { Callers } from './relay/access/caller.js';
 import { chatCompletionsIngress } from './relay/ingress/chat-completions.js';
-import type { FileAttachments } from './files/attachments.js';
-import { NotFoundError } from './errors.js';
 import { Router } from './relay/router.js';
 import { UpstreamPools } from './relay/upstream-pool.js';
 import { UsagePublisher } from './relay/usage-publisher.js';
 import { ProjectionRunner } from './projections/runtime/runner.js';
 import { ProjectorThread, type Projectors } from './projections/runtime/projectors.js';
+import { FileService } from './files/service.js';
+import { openFileProcessor } from './files/processing/index.js';
+import { FileProcessingRunner } from './files/processing/runner.js';
 
 export interface App {
   ctx: AppContext;
@@ -170,15 +171,19 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
   );
   const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
-  // TEMPORARY until files-core is merged: no file exists yet.
-  const attachments: FileAttachments = { attach: (_owner, fileId) => Promise.reject(new NotFoundError(`file ${fileId} not found`, 'file_not_found')) };
+  // Files (issue 18) before the gate: chat requests use them (file parts).
+  const dataKeys = new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys'));
+  const storage = await openStorage(config.files.storage);
+  const fileService = new FileService({ commands, storage, db: sql.db, dataKeys, runner, config: config.files, logger, quotaOf: (tenantId) => billing.settings(tenantId).storage_quota_bytes });
+  const processor = await openFileProcessor(config.files, logger);
+  const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
   const gate = new RelayGate({
     callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
     billing,
     relay,
     usage,
-    ingress: { chatCompletions: chatCompletionsIngress(sql.db, attachments) },
+    ingress: { chatCompletions: chatCompletionsIngress(sql.db, fileService) },
   });
 
   const ctx: AppContext = {
@@ -202,7 +207,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       session: (id) => sql.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst(),
     },
     secrets,
-    dataKeys: new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys')),
+    dataKeys,
     keyGate,
     billing,
     gate,
@@ -213,9 +218,15 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     rbac,
     mfa: { secrets: new SecretBox(config.secret, 'mfa-secrets'), recoveryCodes: new RecoveryCodeHasher(config.secret) },
     metrics,
-    files: { attachments },
+    files: { service: fileService, storage, processing, attachments: fileService },
   };
   const server = await buildServer(ctx);
+  // Files a dead instance left waiting or half-processed (processed in the background).
+  if (processing) {
+    await runner.waitFor(await store.headPosition(), { projections: ['files'], timeoutMs: 60_000 }).catch(() => undefined);
+    const picked = await processing.pickUp();
+    if (picked > 0) logger.info({ files: picked }, 'file processing picked up files left by an earlier run');
+  }
   let metricsServer: Server | null = null;
   /** The front server on the public port, in front of fastify (RELAY_HTTP_SERVER lean or node). */
   let front: FrontServer | null = null;
@@ -274,12 +285,14 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       // Health changes the last requests caused still reach the log, like their usage events.
       await health.settled();
       await usage.close();
+      await processing?.close();
       await pools.close();
       await views.stop();
       await runner.stop();
       await counters.close();
       await sql.close();
       await store.close();
+      await storage.close();
     },
   };
 }

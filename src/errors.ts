@@ -49,6 +49,13 @@ export class ConflictError extends AppError {
   }
 }
 
+/** The request body is larger than a limit allows (file_too_large, storage_quota_exceeded). */
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string, code = 'payload_too_large', param: string | null = null) {
+    super(413, 'invalid_request_error', code, message, {}, param);
+  }
+}
+
 export class ServiceUnavailableError extends AppError {
   constructor(message: string, code = 'service_unavailable', headers: Record<string, string> = {}) {
     super(503, 'service_unavailable', code, message, headers);

@@ -22,6 +22,9 @@ import type { Projectors } from '../projections/runtime/projectors.js';
 import type { LiveViews } from '../views/index.js';
 import type { Metrics } from './metrics.js';
 import type { FileAttachments } from '../files/attachments.js';
+import type { FileProcessingRunner } from '../files/processing/runner.js';
+import type { FileService } from '../files/service.js';
+import type { Storage } from '../ports/storage.js';
 
 export interface AppContext {
   config: Config;
@@ -64,6 +67,6 @@ export interface AppContext {
   /** TOTP secrets sealed at rest, recovery codes hashed. */
   mfa: { secrets: SecretBox; recoveryCodes: RecoveryCodeHasher };
   metrics: Metrics;
-  /** Files (issue 18): what chat uses of them. */
-  files: { attachments: FileAttachments };
+  /** Uploaded files (issue 18): the service behind /v1/files, its storage, background processing (null: FILE_PROCESSING_ENGINE=none), and files for chat. */
+  files: { service: FileService; storage: Storage; processing: FileProcessingRunner | null; attachments: FileAttachments };
 }

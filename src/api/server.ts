@@ -21,6 +21,7 @@ import { maintenanceRoutes } from './routes/maintenance.js';
 import { presetRoutes } from './routes/presets.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { conversationMessageRoutes } from './routes/conversation-messages.js';
+import { fileRoutes } from './routes/files.js';
 import { keyRoutes } from './routes/keys.js';
 import { relayRoutes } from './routes/relay.js';
 import { messagesRoutes } from './routes/messages.js';
@@ -126,5 +127,6 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(presetRoutes(ctx));
   await app.register(conversationRoutes(ctx));
   await app.register(conversationMessageRoutes(ctx));
+  await app.register(fileRoutes(ctx));
   return app;
 }

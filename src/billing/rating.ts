@@ -46,13 +46,15 @@ export interface Settings {
   relay_api_enabled: boolean;
   subscription_covers_relay: CoverageMode;
   relay_settings: RelaySettings;
+  /** Bytes the tenant's live files may take in storage (null: unlimited). */
+  storage_quota_bytes: number | null;
 }
-export const DEFAULT_SETTINGS: Settings = Object.freeze({ relay_api_enabled: true, subscription_covers_relay: 'hybrid', relay_settings: DEFAULT_RELAY_SETTINGS });
+export const DEFAULT_SETTINGS: Settings = Object.freeze({ relay_api_enabled: true, subscription_covers_relay: 'hybrid', relay_settings: DEFAULT_RELAY_SETTINGS, storage_quota_bytes: null });
 
 /** The settings after a `TenantSettingsChanged` (its fields that are present replace the current ones). */
 export function applySettingsChange(
   current: Settings,
-  change: { relay_api_enabled?: boolean; subscription_covers_relay?: CoverageMode; relay_settings?: Partial<RelaySettings> },
+  change: { relay_api_enabled?: boolean; subscription_covers_relay?: CoverageMode; relay_settings?: Partial<RelaySettings>; storage_quota_bytes?: number | null },
 ): Settings {
   const relay = change.relay_settings;
   return {
@@ -68,6 +70,7 @@ export function applySettingsChange(
           conversation_title_model: relay.conversation_title_model !== undefined ? relay.conversation_title_model : current.relay_settings.conversation_title_model,
         }
       : current.relay_settings,
+    storage_quota_bytes: change.storage_quota_bytes !== undefined ? change.storage_quota_bytes : current.storage_quota_bytes,
   };
 }
 

@@ -1,7 +1,7 @@
 /** Runs a command through its decider and reports what it appended. The API's one way in. */
 import type { Metrics } from '../api/metrics.js';
 import type { EventStore } from '../ports/event-store.js';
-import { handleCommand, type CommandContext, type CommandResult, type Decider, type DomainEvent } from './decider.js';
+import { handleCommand, type CommandContext, type CommandResult, type Decider, type DomainEvent, type HandleOptions } from './decider.js';
 
 export class CommandBus {
   constructor(
@@ -9,8 +9,9 @@ export class CommandBus {
     private readonly metrics: Metrics,
   ) {}
 
-  async execute<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, id: string, command: C, context: CommandContext): Promise<CommandResult<S, E>> {
-    const result = await handleCommand(this.store, decider, id, command, context);
+  /** `options.maxRetries: 0`: a claim — a concurrency conflict is thrown, not decided again. */
+  async execute<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, id: string, command: C, context: CommandContext, options?: HandleOptions): Promise<CommandResult<S, E>> {
+    const result = await handleCommand(this.store, decider, id, command, context, options);
     if (result.events.length > 0) this.metrics.eventsAppended.inc({ category: decider.category }, result.events.length);
     return result;
   }

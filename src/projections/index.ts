@@ -4,6 +4,7 @@ import { accountsProjection } from './accounts.js';
 import { billingProjection } from './billing/projection.js';
 import { channelsProjection } from './channels.js';
 import { conversationsProjection } from './conversations.js';
+import { filesProjection } from './files.js';
 import { keyUsageProjection } from './key-usage.js';
 import { keysProjection } from './keys.js';
 import { maintenanceProjection } from './maintenance.js';
@@ -31,5 +32,6 @@ export function projectionsOf(deps: ProjectionDeps): readonly Projection[] {
     billingProjection,
     usageProjection,
     conversationsProjection(new SecretBox(deps.secret, 'data-keys')),
+    filesProjection(new SecretBox(deps.secret, 'data-keys')),
   ];
 }

@@ -319,6 +319,8 @@ export interface BillingSettingsTable {
   subscription_covers_relay: string;
   /** JSON of RelaySettings (src/billing/rating.ts); NULL: the defaults (migration 0120). */
   relay_settings: string | null;
+  /** The tenant's storage quota for files; NULL: unlimited (migration 0150). bigint: may be a string. */
+  storage_quota_bytes: number | string | null;
   updated_at: string;
   updated_by: string | null;
 }
@@ -483,7 +485,38 @@ export interface ConversationMessagesTable {
   created_at: string;
 }
 
+/** Uploaded files (src/projections/files.ts); deleted ones stay as tombstones without a name. */
+export interface FilesTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** Clear text, opened from the sealed event; NULL once deleted (its key destroyed). */
+  filename: string | null;
+  purpose: string;
+  /** bigint: may be a string. */
+  bytes: number | string;
+  sha256: string;
+  mime_type: string;
+  storage_key: string;
+  /** uploaded | processing | processed | error */
+  status: string;
+  /** file_processing_timeout | file_processing_error, when `error`. */
+  status_code: string | null;
+  status_reason: string | null;
+  processing_started_at: string | null;
+  text_key: string | null;
+  text_chars: number | string | null;
+  truncated: number;
+  pages: number | null;
+  ocr_pages: number | null;
+  created_at: string;
+  processed_at: string | null;
+  deleted: number;
+  deleted_at: string | null;
+}
+
 export interface ReadModelTables {
+  files: FilesTable;
   data_keys: DataKeysTable;
   conversations: ConversationsTable;
   conversation_messages: ConversationMessagesTable;

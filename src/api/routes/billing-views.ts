@@ -193,6 +193,7 @@ export const SettingsView = z.object({
   relay_api_enabled: z.boolean().describe('false: relay requests with API keys answer 403 relay_disabled (the chat UI is unaffected); also relay_settings.enabled'),
   subscription_covers_relay: z.enum(COVERAGE_MODES).describe('API-key traffic: included | excluded | hybrid (see README "Billing")'),
   relay_settings: RelaySettingsView,
+  storage_quota_bytes: z.number().nullable().describe("bytes the tenant's live files may take in storage (null: unlimited); an upload past it answers 413 storage_quota_exceeded"),
   updated_at: z.string().nullable(),
   updated_by: z.string().nullable(),
 });
@@ -211,4 +212,5 @@ export const SettingsInput = z.object({
   relay_api_enabled: z.boolean().optional().describe('kept as an alias of relay_settings.enabled (both given: they must agree, else 400 conflicting_fields)'),
   subscription_covers_relay: z.enum(COVERAGE_MODES).optional(),
   relay_settings: RelaySettingsInput.optional(),
+  storage_quota_bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional().describe("bytes the tenant's live files may take (null: unlimited)"),
 });

@@ -8,6 +8,7 @@ export type SettingsCommand = {
   relay_api_enabled?: boolean;
   subscription_covers_relay?: CoverageMode;
   relay_settings?: RelaySettingsChange;
+  storage_quota_bytes?: number | null;
   by: string | null;
 };
 
@@ -26,11 +27,12 @@ export const settings: Decider<SettingsCommand, Settings, SettingsEvent> = {
   events: SettingsEvent,
 
   decide(command, state) {
-    const data: { relay_api_enabled?: boolean; subscription_covers_relay?: CoverageMode; relay_settings?: RelaySettingsChange } = {};
+    const data: { relay_api_enabled?: boolean; subscription_covers_relay?: CoverageMode; relay_settings?: RelaySettingsChange; storage_quota_bytes?: number | null } = {};
     if (command.relay_api_enabled !== undefined && command.relay_api_enabled !== state.relay_api_enabled) data.relay_api_enabled = command.relay_api_enabled;
     if (command.subscription_covers_relay !== undefined && command.subscription_covers_relay !== state.subscription_covers_relay) data.subscription_covers_relay = command.subscription_covers_relay;
     const relay = command.relay_settings ? differing(command.relay_settings, state.relay_settings) : {};
     if (Object.keys(relay).length > 0) data.relay_settings = relay;
+    if (command.storage_quota_bytes !== undefined && command.storage_quota_bytes !== state.storage_quota_bytes) data.storage_quota_bytes = command.storage_quota_bytes;
     return Object.keys(data).length === 0 ? [] : [{ type: 'TenantSettingsChanged', data: { ...data, by: command.by } }];
   },
 

@@ -24,6 +24,8 @@ export const TenantSettingsChanged = z.object({
     relay_api_enabled: z.boolean().optional(),
     subscription_covers_relay: CoverageMode.optional(),
     relay_settings: RelaySettingsChange.optional(),
+    /** Files: bytes the tenant's live files may take (null: unlimited). */
+    storage_quota_bytes: z.number().int().nonnegative().nullable().optional(),
     by: z.string().nullable(),
   }),
 });

@@ -29,6 +29,7 @@ export const settingsOfRow = (row: BillingSettingsTable | undefined): Settings =
         relay_api_enabled: n(row.relay_api_enabled) === 1,
         subscription_covers_relay: row.subscription_covers_relay as CoverageMode,
         relay_settings: row.relay_settings ? { ...DEFAULT_RELAY_SETTINGS, ...(JSON.parse(row.relay_settings) as Partial<RelaySettings>) } : DEFAULT_RELAY_SETTINGS,
+        storage_quota_bytes: row.storage_quota_bytes === null || row.storage_quota_bytes === undefined ? null : n(row.storage_quota_bytes),
       }
     : DEFAULT_SETTINGS;
 
@@ -38,9 +39,14 @@ const DEFAULT_RELAY_SETTINGS_JSON = JSON.stringify(DEFAULT_RELAY_SETTINGS);
  * The settings as a billing_settings row's columns. Default relay settings are NULL, as in the
  * rows written before migration 0120: a rebuild or the audit's replay writes what they hold.
  */
-export function settingsRow(settings: Settings): Pick<BillingSettingsTable, 'relay_api_enabled' | 'subscription_covers_relay' | 'relay_settings'> {
+export function settingsRow(settings: Settings): Pick<BillingSettingsTable, 'relay_api_enabled' | 'subscription_covers_relay' | 'relay_settings' | 'storage_quota_bytes'> {
   const relay = JSON.stringify(settings.relay_settings);
-  return { relay_api_enabled: settings.relay_api_enabled ? 1 : 0, subscription_covers_relay: settings.subscription_covers_relay, relay_settings: relay === DEFAULT_RELAY_SETTINGS_JSON ? null : relay };
+  return {
+    relay_api_enabled: settings.relay_api_enabled ? 1 : 0,
+    subscription_covers_relay: settings.subscription_covers_relay,
+    relay_settings: relay === DEFAULT_RELAY_SETTINGS_JSON ? null : relay,
+    storage_quota_bytes: settings.storage_quota_bytes,
+  };
 }
 
 export function snapshotOfRow(row: BillingSubscriptionsTable): SubscriptionSnapshot {
