@@ -11,7 +11,7 @@
  *
  * Requests without files never come here (the ingresses check for them cheaply first).
  */
-import { AppError, NotFoundError } from '../errors.js';
+import { AppError, BadRequestError, NotFoundError } from '../errors.js';
 import type { AttachedFile, FileAttachments, FileOwner } from '../files/attachments.js';
 import { COMMON_IMAGE_TYPES, type Provider } from './providers/provider.js';
 import type { ChatCompletionRequest, ClientMessage, ContentPart, ImagePart, Message, TextPart } from './schema.js';
@@ -88,6 +88,28 @@ export async function attachAvailable(attachments: FileAttachments, owner: FileO
 
 /** The note a model reads for an earlier message's file that is gone. */
 export const missingFileText = (fileId: string): TextPart => ({ type: 'text', text: `[file ${fileId} is no longer available]` });
+
+/**
+ * The first file part of a raw body that gives no `file_id` (inline `file_data`), as the 400 that
+ * says what to do instead; null when there is none. Only asked for bodies validation refused (zod
+ * names such a part's whole message content "invalid input", which helps nobody).
+ */
+export function inlineFileRefusal(body: unknown): BadRequestError | null {
+  const messages = isRecord(body) ? body.messages : undefined;
+  if (!Array.isArray(messages)) return null;
+  for (let i = 0; i < messages.length; i++) {
+    const content: unknown = isRecord(messages[i]) ? (messages[i] as Record<string, unknown>).content : undefined;
+    if (!Array.isArray(content)) continue;
+    for (let j = 0; j < content.length; j++) {
+      const part: unknown = content[j];
+      if (!isRecord(part) || part.type !== 'file' || (isRecord(part.file) && typeof part.file.file_id === 'string')) continue;
+      return new BadRequestError('a file part names an uploaded file by file_id: upload the file with POST /v1/files first (inline file_data is not accepted)', 'unsupported_parameter', `messages[${i}].content[${j}].file.file_id`);
+    }
+  }
+  return null;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether any message has a file part (only requests zod parsed can: the fast path takes string contents only). */
 export function hasFileParts(messages: readonly ClientMessage[]): boolean {

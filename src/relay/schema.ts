@@ -24,7 +24,7 @@ export const FilePart = z.object({
   type: z.literal('file'),
   file: z.object({
     file_id: z
-      .string({ error: (issue) => (issue.input === undefined ? 'a file part names an uploaded file by file_id (upload it with POST /v1/files first); file_data is not accepted' : undefined) })
+      .string()
       .min(1)
       .max(128)
       .describe('the id of one of your files (POST /v1/files), processed: a text file becomes a text part naming it; an image becomes an image part, or its recognised text where the channel takes no images'),

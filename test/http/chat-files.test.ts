@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import type { FakeUpstream } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
-import { pngBytes } from '../support/files.js';
+import { gifBytes, pngBytes } from '../support/files.js';
 import { appModes } from '../support/modes.js';
 import { createChannel, sdk } from '../support/relay.js';
 
@@ -29,17 +29,20 @@ const urls = inject('serviceUrls');
 const TEXT_LIMIT = 1000;
 const longText = () => Array.from({ length: 120 }, (_, i) => `Line ${String(i).padStart(3, '0')} of the long report.`).join('\n');
 
-/** Uploads `content` with the SDK and waits (polling files.retrieve) until it is processed. */
-async function upload(client: OpenAI, content: Buffer | string, filename: string, until: 'processed' | 'uploaded' = 'processed') {
+/**
+ * Uploads `content` with the SDK; unless `until` is `uploaded` (an app that processes nothing),
+ * waits (polling files.retrieve) until processing ended as `until` says.
+ */
+async function upload(client: OpenAI, content: Buffer | string, filename: string, until: 'processed' | 'error' | 'uploaded' = 'processed') {
   const file = await client.files.create({ file: await toFile(typeof content === 'string' ? Buffer.from(content) : content, filename), purpose: 'user_data' });
-  for (let i = 0; i < 400 && until === 'processed'; i++) {
-    const status = (await client.files.retrieve(file.id)).status as string;
-    if (status === 'processed') return file.id;
-    if (status === 'error') throw new Error(`file ${filename} failed to process`);
+  if (until === 'uploaded') return file.id;
+  for (let i = 0; i < 400; i++) {
+    const { status, status_details: details } = await client.files.retrieve(file.id);
+    if (status === until) return file.id;
+    if (status === 'processed' || status === 'error') throw new Error(`file ${filename} ended ${status} (${details ?? ''}), not ${until}`);
     await new Promise((r) => setTimeout(r, 25));
   }
-  if (until === 'processed') throw new Error(`file ${filename} was not processed in time`);
-  return file.id;
+  throw new Error(`file ${filename} was not ${until} in time`);
 }
 
 /** The text parts of the last user message an upstream received, joined. */
@@ -142,11 +145,18 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       await expect(sdk(b, neighbour.token).chat.completions.create({ model: 'vision-model', messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: mine } }] }] })).rejects.toMatchObject({ status: 404, code: 'file_not_found' });
     });
 
-    it('answers 409 file_not_ready for a file not processed yet', async () => {
+    it('answers 409 file_not_ready for a file not processed yet, and for one whose processing failed (saying why)', async () => {
       const id = await upload(sdk(unprocessed), 'not yet', 'pending.txt', 'uploaded');
       const before = vision.requests.length;
       const res = await call(`${unprocessed.url}/v1/chat/completions`, { token: unprocessed.userToken, body: { model: 'vision-model', messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: id } }] }] } });
       expect([res.status, res.json.error.code, res.json.error.param]).toEqual([409, 'file_not_ready', 'messages[0].content[0].file.file_id']);
+
+      // A GIF is stored but not processed (an image type OCR does not read): status error.
+      const failed = await upload(sdk(a), gifBytes(), 'anim.gif', 'error');
+      const reason = (await sdk(a).files.retrieve(failed)).status_details!;
+      const refused = await call(`${b.url}/v1/chat/completions`, { token: b.userToken, body: { model: 'vision-model', messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'file', file: { file_id: failed } }] }] } });
+      expect([refused.status, refused.json.error.code, refused.json.error.param]).toEqual([409, 'file_not_ready', 'messages[0].content[1].file.file_id']);
+      expect(refused.json.error.message).toContain(reason);
       expect(vision.requests.length).toBe(before);
     });
 
@@ -158,7 +168,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       expect(sent).toContain('Line 000 of the long report.');
       expect(sent).not.toContain('Line 119 of the long report.');
       expect(sent.length).toBeLessThan(TEXT_LIMIT + 400);
-      expect(sent.toLowerCase()).toContain('truncated');
+      expect(sent).toContain(`it is ${text.length} characters long and only the first ${TEXT_LIMIT} are included`);
     });
 
     it('refuses inline file_data with a 400 that says to upload the file', async () => {
@@ -166,7 +176,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
         token: b.userToken,
         body: { model: 'vision-model', messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:text/plain;base64,aGk=', filename: 'hi.txt' } }] }] },
       });
-      expect(res.status).toBe(400);
+      expect([res.status, res.json.error.code, res.json.error.param]).toEqual([400, 'unsupported_parameter', 'messages[0].content[0].file.file_id']);
       expect(res.json.error.message).toContain('file_id');
       expect(res.json.error.message).toContain('POST /v1/files');
     });
@@ -182,29 +192,51 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
 
     it('sends the files of a message after its text, stores their ids, and sends them again on later turns', async () => {
       const notes = await upload(sdk(a), 'Meeting moved to Thursday.', 'memo.txt');
-      const png = pngBytes(8, 8);
-      const picture = await upload(sdk(a), png, 'photo.png');
+      const agenda = await upload(sdk(a), '1. Budget\n2. Hiring', 'agenda.md');
       const id = await newConversation(a);
-      const first = await send(b, id, { content: 'Summarise these', file_ids: [notes, picture] });
+      const first = await send(b, id, { content: 'Summarise these', file_ids: [notes, agenda] });
       expect(first.status, first.text).toBe(200);
-      expect(first.json.user_message).toMatchObject({ role: 'user', content: 'Summarise these', file_ids: [notes, picture] });
+      expect(first.json.user_message).toMatchObject({ role: 'user', content: 'Summarise these', file_ids: [notes, agenda] });
       expect(first.json.assistant_message.file_ids).toEqual([]);
       const parts = ((vision.requests.at(-1)!.json as Json).messages as Json[]).at(-1)!.content as Json[];
       expect(parts[0]).toEqual({ type: 'text', text: 'Summarise these' });
-      expect(parts[1]!.text).toContain('Meeting moved to Thursday.');
-      expect(parts[2]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } });
+      expect(parts[1]!.text).toContain(`"memo.txt" (${notes}) ---\nMeeting moved to Thursday.`);
+      expect(parts[2]!.text).toContain('1. Budget\n2. Hiring');
+      expect(parts).toHaveLength(3);
 
       const read = await call(`${a.url}/v1/conversations/${id}`, { token: a.userToken });
-      expect(read.json.messages.map((m: Json) => m.file_ids)).toEqual([[notes, picture], []]);
+      expect(read.json.messages.map((m: Json) => m.file_ids)).toEqual([[notes, agenda], []]);
 
-      // The next turn, on a text-only model: the earlier message's files again, the image as text.
-      const second = await send(b, id, { content: 'And again?', model: 'text-model' });
+      // The next turn: the earlier message still carries its files; the new one has none.
+      const second = await send(b, id, { content: 'And the date?' });
       expect(second.status, second.text).toBe(200);
-      const history = (textOnly.requests.at(-1)!.json as Json).messages as Json[];
-      const earlier = history.find((m) => Array.isArray(m.content))!.content as Json[];
-      expect(earlier.map((p) => p.type)).toEqual(['text', 'text', 'text']);
-      expect(earlier[1]!.text).toContain('Meeting moved to Thursday.');
-      expect(earlier[2]!.text).toContain(`"photo.png" (${picture})`);
+      const history = (vision.requests.at(-1)!.json as Json).messages as Json[];
+      expect(history.map((m) => (typeof m.content === 'string' ? m.content : m.content.length))).toEqual([3, expect.any(String), 'And the date?']);
+      expect(history[0]!.content[1].text).toContain('Meeting moved to Thursday.');
+
+      // Regenerate answers the last message again, with no files; a deleted file becomes a note.
+      await sdk(a).files.delete(agenda);
+      const again = await call(`${b.url}/v1/conversations/${id}/regenerate`, { token: b.userToken, body: { stream: false } });
+      expect(again.status, again.text).toBe(200);
+      const regenerated = (vision.requests.at(-1)!.json as Json).messages as Json[];
+      expect(regenerated[0]!.content[2]).toEqual({ type: 'text', text: `[file ${agenda} is no longer available]` });
+      expect(regenerated.at(-1)!.content).toBe('And the date?');
+    });
+
+    it('sends an image of a message as an image part, and as text to a text-only model', async () => {
+      const png = pngBytes(8, 8);
+      const picture = await upload(sdk(a), png, 'photo.png');
+      const id = await newConversation(a);
+      const first = await send(b, id, { content: 'What is this?', file_ids: [picture] });
+      expect(first.status, first.text).toBe(200);
+      const parts = ((vision.requests.at(-1)!.json as Json).messages as Json[]).at(-1)!.content as Json[];
+      expect(parts).toEqual([{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } }]);
+
+      const second = await send(b, id, { content: 'And now?', model: 'text-model' });
+      expect(second.status, second.text).toBe(200);
+      const earlier = ((textOnly.requests.at(-1)!.json as Json).messages as Json[])[0]!.content as Json[];
+      expect(earlier.map((p) => p.type)).toEqual(['text', 'text']);
+      expect(earlier[1]!.text).toContain(`"photo.png" (${picture})`);
     });
 
     it('answers 404 and 409 for files that cannot be used, naming file_ids[i], and stores nothing', async () => {

@@ -13,7 +13,7 @@ import { validationError } from '../../api/errors.js';
 import type { ResolvedCaller } from '../access/caller.js';
 import { Refused, type Ingress, type Prepared, type UsableModels } from '../gate.js';
 import type { FileAttachments } from '../../files/attachments.js';
-import { attachAll, hasFileParts, resolveFileParts } from '../files.js';
+import { attachAll, hasFileParts, inlineFileRefusal, resolveFileParts } from '../files.js';
 import type { ChatExchange, Relay, RelayExchange } from '../relay.js';
 
 /**
@@ -111,6 +111,8 @@ export function parseClientChatRequest(body: unknown): { value: ClientChatReques
     if (hasFileParts(result.data.messages)) NAMES_FILES.add(result.data);
     return { value: result.data };
   }
+  const inlineFile = inlineFileRefusal(body);
+  if (inlineFile !== null) return { error: inlineFile };
   const validation = result.error.issues.map((issue) => ({ instancePath: `/${issue.path.join('/')}`, message: issue.message }));
   return { error: validationError({ validation, validationContext: 'body' }) };
 }
