@@ -11,7 +11,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import type { FakeUpstream } from '../support/fake-upstreams/fake.js';
