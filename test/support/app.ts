@@ -55,6 +55,7 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
     METRICS_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATA_DIR: dataDir,
+    STORAGE_DIR: join(dataDir, 'storage'),
     ADMIN_EMAIL: TEST_ADMIN.email,
     ADMIN_PASSWORD: TEST_ADMIN.password,
     ...env,

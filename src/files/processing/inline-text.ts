@@ -1,12 +1,13 @@
 /**
  * TEMPORARY processor for `FILE_PROCESSING_ENGINE=builtin` until the worker-pool engine
  * (src/files/processing/pool.ts, branch files-extract) is merged: it reads the TEXT_MIMES in
- * process (small and cheap: a UTF-8 decode; HTML reduced to its text by a crude tag strip) and
- * answers `file_processing_error` ("unsupported type") for everything else. The integrator
+ * process (small and cheap: a UTF-8 decode; HTML reduced to its text by a crude tag strip), passes
+ * images with no text (no OCR here: they are still usable as images in chat), and answers
+ * `file_processing_error` ("unsupported type") for everything else. The integrator
  * replaces it with the pool in openFileProcessor.
  */
 import { readFile } from 'node:fs/promises';
-import { MIME, TEXT_MIMES } from '../mime.js';
+import { IMAGE_MIMES, MIME, TEXT_MIMES } from '../mime.js';
 import type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
 
 const ENTITIES: ReadonlyMap<string, string> = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"], ['nbsp', ' ']]);
@@ -33,6 +34,7 @@ export class InlineTextProcessor implements FileProcessor {
 
   async process(input: ProcessingInput): Promise<ProcessingResult> {
     if (this.closed) throw new Error('the file processor is closed');
+    if (IMAGE_MIMES.has(input.mimeType)) return { ok: true, text: '', pages: null, ocrPages: 0 };
     if (!TEXT_MIMES.has(input.mimeType)) return { ok: false, code: 'file_processing_error', reason: `unsupported type ${input.mimeType}` };
     try {
       const text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(input.path));
