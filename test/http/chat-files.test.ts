@@ -183,6 +183,41 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
     });
   });
 
+  describe.skipIf(!mode.enabled)('responses', () => {
+    it('replaces input_file and input_image file_id parts: converted through chat, and natively for an openai channel', async () => {
+      const notes = await upload(sdk(a), 'Delivery window: 9 to 11.', 'delivery.txt');
+      const png = pngBytes(4, 4);
+      const picture = await upload(sdk(a), png, 'dot.png');
+      const input = [{ role: 'user' as const, content: [{ type: 'input_text' as const, text: 'Check' }, { type: 'input_file' as const, file_id: notes }, { type: 'input_image' as const, file_id: picture, detail: 'low' as const }] }];
+
+      // A deepseek channel: through the chat form, the image as its text.
+      const converted = await sdk(b).responses.create({ model: 'text-model', input, store: false });
+      expect(converted.status).toBe('completed');
+      const parts = ((textOnly.requests.at(-1)!.json as Json).messages as Json[])[0]!.content as Json[];
+      expect(parts.map((p) => p.type)).toEqual(['text', 'text', 'text']);
+      expect(parts[1]!.text).toContain(`"delivery.txt" (${notes}) ---\nDelivery window: 9 to 11.`);
+      expect(parts[2]!.text).toContain(`"dot.png" (${picture})`);
+
+      // An openai channel: the Responses request itself, the file as input_text, the image as a data URL.
+      await sdk(b).responses.create({ model: 'vision-model', input, store: false });
+      const sent = vision.requests.at(-1)!;
+      expect(sent.path).toBe('/v1/responses');
+      const content = ((sent.json as Json).input as Json[])[0]!.content as Json[];
+      expect(content[1]!.type).toBe('input_text');
+      expect(content[1]!.text).toContain('Delivery window: 9 to 11.');
+      expect(content[2]).toEqual({ type: 'input_image', image_url: `data:image/png;base64,${png.toString('base64')}`, detail: 'low' });
+    });
+
+    it("answers 404 for another user's file and 400 for an input_file without file_id, naming the part", async () => {
+      const mine = await upload(sdk(a), 'mine', 'mine.txt');
+      const neighbour = await loggedInUser(a, 'user', 'default');
+      const foreign = await call(`${b.url}/v1/responses`, { token: neighbour.token, body: { model: 'text-model', input: [{ role: 'user', content: [{ type: 'input_text', text: 'x' }, { type: 'input_file', file_id: mine }] }] } });
+      expect([foreign.status, foreign.json.error.code, foreign.json.error.param]).toEqual([404, 'file_not_found', 'input[0].content[1].file_id']);
+      const inline = await call(`${b.url}/v1/responses`, { token: b.userToken, body: { model: 'text-model', input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:text/plain;base64,aGk=', filename: 'hi.txt' }] }] } });
+      expect([inline.status, inline.json.error.code, inline.json.error.param]).toEqual([400, 'unsupported_parameter', 'input[0].content[0].file_id']);
+    });
+  });
+
   describe.skipIf(!mode.enabled)('conversations', () => {
     const newConversation = async (s: RunningApp, model = 'vision-model') => {
       const res = await call(`${s.url}/v1/conversations`, { token: s.userToken, body: { model } });

@@ -35,7 +35,7 @@ const asSent = () => (data: unknown) => ({ value: data });
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function responseRoutes(ctx: AppContext): FastifyPluginAsyncZod {
-  const ingress = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger });
+  const ingress = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger, attachments: ctx.files.attachments });
   const tags = ['relay'];
   const notFound = errorResponseSchema('response_not_found (missing, deleted, or not yours)');
   const unauthorized = errorResponseSchema('unauthorized, key_expired');
