@@ -172,6 +172,19 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       expect(sent).toContain(`it is ${text.length} characters long and only the first ${TEXT_LIMIT} are included`);
     });
 
+    it('documents file parts, file_ids and their errors in the OpenAPI document', async () => {
+      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const chat = doc.paths['/v1/chat/completions'].post;
+      const parts = chat.requestBody.content['application/json'].schema.properties.messages.items.properties.content.anyOf.find((s: Json) => s.type === 'array').items.oneOf as Json[];
+      const file = parts.find((p) => p.properties.type.enum[0] === 'file')!;
+      expect(file.properties.file.required).toEqual(['file_id']);
+      expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['404', '409']));
+      const send = doc.paths['/v1/conversations/{id}/messages'].post;
+      expect(send.requestBody.content['application/json'].schema.properties.file_ids.description).toContain('POST /v1/files');
+      expect(send.responses['200'].content['application/json'].schema.properties.user_message.properties.file_ids.type).toBe('array');
+      expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['404', '409']));
+    });
+
     it('refuses inline file_data with a 400 that says to upload the file', async () => {
       const res = await call(`${b.url}/v1/chat/completions`, {
         token: b.userToken,
