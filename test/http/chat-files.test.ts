@@ -270,6 +270,13 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       const regenerated = (vision.requests.at(-1)!.json as Json).messages as Json[];
       expect(regenerated[0]!.content[2]).toEqual({ type: 'text', text: `[file ${agenda} is no longer available]` });
       expect(regenerated.at(-1)!.content).toBe('And the date?');
+
+      // Editing the message with files re-sends it with them.
+      const edited = await call(`${b.url}/v1/conversations/${id}/messages/${first.json.user_message.id}`, { method: 'PUT', token: b.userToken, body: { content: 'Summarise again', stream: false } });
+      expect(edited.status, edited.text).toBe(200);
+      expect(edited.json.user_message).toMatchObject({ content: 'Summarise again', file_ids: [notes, agenda] });
+      const resent = ((vision.requests.at(-1)!.json as Json).messages as Json[]).at(-1)!.content as Json[];
+      expect(resent.map((p) => p.text.split('\n')[0])).toEqual(['Summarise again', `--- file "memo.txt" (${notes}) ---`, `[file ${agenda} is no longer available]`]);
     });
 
     it('sends an image of a message as an image part, and as text to a text-only model', async () => {
