@@ -21,12 +21,19 @@ import type { ChatCompletionRequest, ClientMessage, ContentPart, ImagePart, Mess
  * parts, never the strings), each with the text part that stands for it where a provider takes
  * no such image.
  */
-export type FileImages = ReadonlyMap<string, { mimeType: string; text: TextPart }>;
+export type FileImages = ReadonlyMap<string, FileImage>;
+
+/** An image made from a file: its data URL, type, and the text part standing for it. */
+export interface FileImage {
+  url: string;
+  mimeType: string;
+  text: TextPart;
+}
 
 /** What one file becomes in a message: its part, and (images) the text standing for it. */
 interface FileContent {
   part: ContentPart;
-  image?: { url: string; mimeType: string; text: TextPart };
+  image?: FileImage;
 }
 
 /** The text a model reads for a file: which file it is, then its text. */
@@ -135,7 +142,7 @@ export async function resolveFileParts(messages: readonly ClientMessage[], attac
     }
   });
   const files = await attach(requested);
-  const images = new Map<string, { mimeType: string; text: TextPart }>();
+  const images = new Map<string, FileImage>();
   const resolved = messages.map((message): Message => {
     const content = message.content;
     if (!Array.isArray(content) || !content.some((part) => part.type === 'file')) return message as Message;

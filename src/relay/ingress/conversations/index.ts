@@ -38,8 +38,8 @@ import { contextLengthOf, replyRequest, replySettings, type HistoryMessage, type
 import type { GenerationStops } from './stops.js';
 import type { FirstExchange } from './titles.js';
 import type { AttachedFile, FileAttachments, FileOwner } from '../../../files/attachments.js';
-import { attachAll, attachAvailable, fileContent, missingFileText, type FileImages } from '../../files.js';
-import type { ContentPart, TextPart } from '../../schema.js';
+import { attachAll, attachAvailable, fileContent, missingFileText, type FileImage, type FileImages } from '../../files.js';
+import type { ContentPart } from '../../schema.js';
 import { fileIdsOf } from '../../../conversations/views.js';
 
 /** What the client asked for: a new message, the last reply again, or an edited message re-sent. */
@@ -317,8 +317,8 @@ function historyOf(turn: Turn, messages: readonly CurrentMessage[]): { history: 
  * earlier messages are used as far as they still exist (a deleted one becomes a note).
  * Conversations without files read nothing.
  */
-async function withFiles(attachments: FileAttachments, owner: FileOwner, turn: Turn, texts: readonly TextMessage[]): Promise<{ history: HistoryMessage[]; images: Map<string, { mimeType: string; text: TextPart }> }> {
-  const images = new Map<string, { mimeType: string; text: TextPart }>();
+async function withFiles(attachments: FileAttachments, owner: FileOwner, turn: Turn, texts: readonly TextMessage[]): Promise<{ history: HistoryMessage[]; images: Map<string, FileImage> }> {
+  const images = new Map<string, FileImage>();
   const earlierIds: string[] = [];
   const sent = turn.kind === 'send' ? texts.at(-1) : undefined;
   for (const m of texts) if (m !== sent) earlierIds.push(...m.fileIds);

@@ -8,11 +8,9 @@
  */
 import type { AttachedFile, FileAttachments } from '../../../files/attachments.js';
 import type { RelayCaller } from '../../access/caller.js';
-import { attachAll, attachAvailable, fileContent, missingFileText, type FileImages } from '../../files.js';
+import { attachAll, attachAvailable, fileContent, missingFileText, type FileImage, type FileImages } from '../../files.js';
 import { COMMON_IMAGE_TYPES } from '../../providers/provider.js';
 import type { InputContentPart, InputItem } from './schema.js';
-
-type FileImage = FileImages extends ReadonlyMap<string, infer V> ? V : never;
 
 const namesFile = (part: InputContentPart) => part.type === 'input_file' || (part.type === 'input_image' && part.file_id !== undefined);
 
