@@ -39,8 +39,11 @@ const duplicateAuthorizationError = () => new BadRequestError('the request has m
 /** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
 
-/** Largest request body (chat requests carry base64 images; files have their own limit, MAX_FILE_SIZE). */
-export const bodyLimitOf = (config: Config) => Math.max(32 * 1024 * 1024, config.files.maxSize);
+/**
+ * Largest request body read whole (JSON: chat requests carry base64 images). File uploads are not
+ * bound by it: multipart bodies (/v1/files) are streamed to storage and limited by MAX_FILE_SIZE.
+ */
+export const bodyLimitOf = (_config: Config) => 32 * 1024 * 1024;
 
 /** Whether a raw header list (name, value, name, value...) has more than one Authorization field. */
 export function hasDuplicateAuthorization(rawHeaders: readonly string[]): boolean {

@@ -25,7 +25,7 @@ import type { DataKeys } from '../ports/data-keys.js';
 import { uploadKey, type Storage } from '../ports/storage.js';
 import type { Projectors } from '../projections/runtime/projectors.js';
 import type { ReadModelDb } from '../projections/runtime/projection.js';
-import { findOwnFile, tenantStoredBytes, type FileOwner } from '../queries/files.js';
+import { findOwnFile, listOwnFiles, tenantStoredBytes, type FileOwner } from '../queries/files.js';
 import type { AttachedFile, FileAttachments } from './attachments.js';
 import { chatText } from './chat-text.js';
 import { detectMime } from './detect.js';
@@ -178,6 +178,26 @@ export class FileService implements FileAttachments {
     const result = await this.deps.commands.execute(files, row.id, { type: 'DeleteFile', by: owner.userId }, { tenantId: owner.tenantId, causationId });
     await this.finishDeletion(owner, row);
     await this.settle(result.position);
+  }
+
+  /** Deletes every live file of the owner (their user is deleted); answers how many. */
+  async deleteAllOf(owner: FileOwner, causationId: string | null): Promise<number> {
+    let deleted = 0;
+    const seen = new Set<string>();
+    for (;;) {
+      // Rows already handled may still show live while their deletion is being projected.
+      const page = (await listOwnFiles(this.deps.db, owner, { limit: 500, order: 'asc' })).filter((row) => !seen.has(row.id));
+      if (page.length === 0) return deleted;
+      let position: number | null = null;
+      for (const row of page) {
+        seen.add(row.id);
+        position = (await this.deps.commands.execute(files, row.id, { type: 'DeleteFile', by: null }, { tenantId: owner.tenantId, causationId })).position ?? position;
+        await this.finishDeletion(owner, row);
+        deleted++;
+      }
+      // The next page is read once these deletions are projected.
+      await this.settle(position);
+    }
   }
 
   /** What follows FileDeleted; asking again finishes a deletion cut short (all steps are idempotent). */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fileKeyScope } from '../../src/files/names.js';
 import { uploadKey } from '../../src/ports/storage.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
 import { fileForm, gifBytes, pngBytes } from '../support/files.js';
@@ -183,6 +184,43 @@ describe.each(MODES.map((m) => [m.name, m] as const))('files (%s)', (name, mode)
     const third = await upload(a.url, me.token, fileForm(content, 'three.txt'));
     expect(await storedKeys(key)).toEqual([key]);
     expect(await (await fetch(`${b.url}/v1/files/${third.json.id}/content`, { headers: { authorization: `Bearer ${me.token}` } })).text()).toBe(content);
+  });
+
+  it.runIf(mode.enabled)('keeps the reference count right under concurrent uploads and deletions on both instances', async () => {
+    const content = `raced bytes ${Math.random()}`;
+    const owners = [me, otherTenant, sameTenant, me];
+    const ups = await Promise.all(owners.map((o, i) => upload(i % 2 === 0 ? a.url : b.url, o.token, fileForm(content, `race-${i}.txt`))));
+    for (const up of ups) expect(up.status, up.text).toBe(201);
+    const key = uploadKey(ups[0]!.json.sha256);
+    expect(await storedKeys(key)).toEqual([key]);
+    // All but one go at once: the bytes stay for the last.
+    const dels = await Promise.all(ups.slice(1).map((up, i) => call(`${i % 2 === 0 ? b.url : a.url}/v1/files/${up.json.id}`, { method: 'DELETE', token: owners[i + 1]!.token })));
+    for (const del of dels) expect(del.status, del.text).toBe(200);
+    expect(await storedKeys(key)).toEqual([key]);
+    // The last deletion races a new upload of the same bytes: whichever wins, the new file's bytes are there.
+    const [del, again] = await Promise.all([call(`${b.url}/v1/files/${ups[0]!.json.id}`, { method: 'DELETE', token: me.token }), upload(a.url, me.token, fileForm(content, 'again.txt'))]);
+    expect(del.status).toBe(200);
+    expect(again.status, again.text).toBe(201);
+    expect(await storedKeys(key)).toEqual([key]);
+    expect(await (await fetch(`${b.url}/v1/files/${again.json.id}/content`, { headers: { authorization: `Bearer ${me.token}` } })).text()).toBe(content);
+    expect((await call(`${a.url}/v1/files/${again.json.id}`, { method: 'DELETE', token: me.token })).status).toBe(200);
+    expect(await storedKeys(key)).toEqual([]);
+  });
+
+  it.runIf(mode.enabled)("deletes a user's files with the user: names shredded, bytes released", async () => {
+    const leaving = await loggedInUser(a, 'user', me.tenantId);
+    const content = `leaving ${Math.random()}`;
+    const up = await upload(a.url, leaving.token, fileForm(content, 'goodbye.txt'));
+    expect(up.status, up.text).toBe(201);
+    const key = uploadKey(up.json.sha256);
+    expect(await storedKeys(key)).toEqual([key]);
+    const del = await call(`${b.url}/v1/admin/users/${leaving.userId}`, { method: 'DELETE', token: tenantAdmin.token });
+    expect(del.status, del.text).toBe(200);
+    expect(del.json).toMatchObject({ files_deleted: 1 });
+    expect(await a.app.ctx.dataKeys.get(fileKeyScope(leaving.userId, up.json.id))).toBeNull();
+    expect(await storedKeys(key)).toEqual([]);
+    const row = await a.app.ctx.sql.db.selectFrom('files').selectAll().where('id', '=', up.json.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ deleted: 1, filename: null });
   });
 
   it.runIf(mode.enabled)('refuses a file over MAX_FILE_SIZE with 413 file_too_large and keeps nothing of it', async () => {

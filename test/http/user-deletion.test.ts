@@ -69,7 +69,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
 
       const res = await remove(a, a.adminToken, victim.id);
       expect(res.status).toBe(200);
-      expect(res.json).toEqual({ id: victim.id, object: 'user', deleted: true, sessions_revoked: 1, api_keys_revoked: 1, data_keys_destroyed: 0 });
+      expect(res.json).toEqual({ id: victim.id, object: 'user', deleted: true, sessions_revoked: 1, api_keys_revoked: 1, data_keys_destroyed: 0, files_deleted: 0 });
       // The event conversations' projection reads: exactly {user_id, by}.
       const events = await a.app.ctx.store.readStream(`user-${victim.id}`);
       expect(events.at(-1)).toMatchObject({ type: 'UserDeleted', data: { user_id: victim.id, by: a.adminUserId } });
@@ -133,7 +133,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
 
       // Repeating the deletion finishes nothing new and leaves the new owner of the address alone.
       const repeat = await remove(b, b.adminToken, victim.id);
-      expect(repeat.json).toEqual({ id: victim.id, object: 'user', deleted: true, sessions_revoked: 0, api_keys_revoked: 0, data_keys_destroyed: 0 });
+      expect(repeat.json).toEqual({ id: victim.id, object: 'user', deleted: true, sessions_revoked: 0, api_keys_revoked: 0, data_keys_destroyed: 0, files_deleted: 0 });
       expect((await call(`${a.url}/v1/auth/login`, { body: { email: victim.email, password: TEST_USER_PASSWORD } })).status).toBe(200);
       expect((await call(`${a.url}/v1/admin/users`, { token: a.adminToken, body: { email: victim.email, password: TEST_USER_PASSWORD } })).json.error.code).toBe('email_taken');
     });
@@ -198,7 +198,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
       const doc = (await call(`${a.url}/openapi.json`)).json;
       const op = doc.paths['/v1/admin/users/{user_id}'].delete;
       expect(op.summary).toBeTruthy();
-      expect(Object.keys(op.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['api_keys_revoked', 'data_keys_destroyed', 'deleted', 'id', 'object', 'sessions_revoked']);
+      expect(Object.keys(op.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['api_keys_revoked', 'data_keys_destroyed', 'deleted', 'files_deleted', 'id', 'object', 'sessions_revoked']);
     });
   });
 });

@@ -121,14 +121,24 @@ describe('settings decider', () => {
   const spec = DeciderSpec.for(settings);
 
   it('starts from the defaults and records only changes', () => {
-    expect(settings.initialState).toEqual({ relay_api_enabled: true, subscription_covers_relay: 'hybrid', relay_settings: DEFAULT_RELAY_SETTINGS });
+    expect(settings.initialState).toEqual({ relay_api_enabled: true, subscription_covers_relay: 'hybrid', relay_settings: DEFAULT_RELAY_SETTINGS, storage_quota_bytes: null });
     spec.given([]).when({ type: 'ChangeSettings', relay_api_enabled: true, subscription_covers_relay: 'hybrid', by: 'a' }).thenNothingHappened();
     spec.given([]).when({ type: 'ChangeSettings', relay_api_enabled: false, subscription_covers_relay: 'hybrid', by: 'a' }).then([{ type: 'TenantSettingsChanged', data: { relay_api_enabled: false, by: 'a' } }]);
     expect(spec.given([{ type: 'TenantSettingsChanged', data: { subscription_covers_relay: 'excluded', by: null } }]).state).toEqual({
       relay_api_enabled: true,
       subscription_covers_relay: 'excluded',
       relay_settings: DEFAULT_RELAY_SETTINGS,
+      storage_quota_bytes: null,
     });
+  });
+
+  it('records a storage quota that changes, and null (unlimited) again', () => {
+    const limited = { type: 'TenantSettingsChanged' as const, data: { storage_quota_bytes: 1000, by: 'a' } };
+    spec.given([]).when({ type: 'ChangeSettings', storage_quota_bytes: null, by: 'a' }).thenNothingHappened();
+    spec.given([]).when({ type: 'ChangeSettings', storage_quota_bytes: 1000, by: 'a' }).then([limited]);
+    spec.given([limited]).when({ type: 'ChangeSettings', storage_quota_bytes: 1000, by: 'a' }).thenNothingHappened();
+    spec.given([limited]).when({ type: 'ChangeSettings', storage_quota_bytes: null, by: 'b' }).then([{ type: 'TenantSettingsChanged', data: { storage_quota_bytes: null, by: 'b' } }]);
+    expect(spec.given([limited]).state.storage_quota_bytes).toBe(1000);
   });
 
   it('records only the relay settings that change, and folds them over the earlier ones', () => {

@@ -60,7 +60,8 @@ export const DeletedUserView = z.object({
   deleted: z.literal(true),
   sessions_revoked: z.number().int().describe("the user's sessions this call ended"),
   api_keys_revoked: z.number().int().describe("the user's API keys this call revoked"),
-  data_keys_destroyed: z.number().int().describe("data keys of the user's conversations this call destroyed"),
+  data_keys_destroyed: z.number().int().describe("data keys of the user's conversations and files this call destroyed"),
+  files_deleted: z.number().int().describe("the user's files this call deleted (their bytes go once no other file has the same content)"),
 });
 
 export const MeView = z.object({
@@ -263,7 +264,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         if (userId === principal.userId) throw new DomainError('admins cannot delete themselves', 'cannot_delete_self');
         // The installation's first admin (ADMIN_EMAIL): deleting it would leave operators locked out for good.
         if (userId === ROOT_ADMIN_ID && tenantId === DEFAULT_TENANT) throw new DomainError('the root admin cannot be deleted', 'cannot_delete_root_admin');
-        const result = await deleteUser({ commands: ctx.commands, db: ctx.sql.db, dataKeys: ctx.dataKeys }, { userId, tenantId, by: principal.userId }, request.id);
+        const result = await deleteUser({ commands: ctx.commands, db: ctx.sql.db, dataKeys: ctx.dataKeys, files: ctx.files.service }, { userId, tenantId, by: principal.userId }, request.id);
         const { position } = result;
         if (position !== null) {
           await Promise.all([
@@ -282,6 +283,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           sessions_revoked: result.sessionsRevoked,
           api_keys_revoked: result.apiKeysRevoked,
           data_keys_destroyed: result.dataKeysDestroyed,
+          files_deleted: result.filesDeleted,
         };
       },
     );

@@ -5,7 +5,7 @@
  * second call finishes what an interrupted first one began: the email's reservation is released
  * (the address may be used again), the user's sessions and API keys are revoked, and the data
  * keys of its conversations are destroyed (crypto-shredding: their texts in the log can no
- * longer be read).
+ * longer be read), and its files are deleted (their bytes released, as a file deletion does).
  */
 import { userKeyPrefix } from '../../conversations/texts.js';
 import type { DataKeys } from '../../ports/data-keys.js';
@@ -32,11 +32,17 @@ export interface UserDeletionResult {
   sessionsRevoked: number;
   apiKeysRevoked: number;
   dataKeysDestroyed: number;
+  filesDeleted: number;
+}
+
+/** Deletes every live file of a user (src/files/service.ts); answers how many. */
+export interface UserFiles {
+  deleteAllOf(owner: { tenantId: string; userId: string }, causationId: string | null): Promise<number>;
 }
 
 /** Throws 404 `user_not_found` for a user that never existed in the tenant. A deleted one is finished again. */
 export async function deleteUser(
-  deps: { commands: CommandBus; db: ReadModelDb; dataKeys: DataKeys },
+  deps: { commands: CommandBus; db: ReadModelDb; dataKeys: DataKeys; files?: UserFiles },
   deletion: UserDeletion,
   causationId: string | null,
 ): Promise<UserDeletionResult> {
@@ -70,7 +76,8 @@ export async function deleteUser(
     }
   }
 
+  const filesDeleted = (await deps.files?.deleteAllOf({ tenantId, userId }, causationId)) ?? 0;
   const dataKeysDestroyed = await dataKeys.destroyPrefix(userKeyPrefix(userId));
   const written = positions.filter((p): p is number => p !== null);
-  return { position: written.length > 0 ? Math.max(...written) : null, sessionsRevoked, apiKeysRevoked, dataKeysDestroyed };
+  return { position: written.length > 0 ? Math.max(...written) : null, sessionsRevoked, apiKeysRevoked, dataKeysDestroyed, filesDeleted };
 }
