@@ -18,6 +18,7 @@ import * as relaySettings from './0120_relay_settings.js';
 import * as dataKeys from './0130_data_keys.js';
 import * as conversations from './0140_conversations.js';
 import * as files from './0150_files.js';
+import * as conversationMessageFiles from './0160_conversation_message_files.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0130_data_keys': dataKeys,
   '0140_conversations': conversations,
   '0150_files': files,
+  '0160_conversation_message_files': conversationMessageFiles,
 };

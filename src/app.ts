@@ -174,20 +174,20 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
   );
   const rbac = await loadRbac(sql.db, config.auth.rbacEnabled);
+  // Files (issue 18) before the gate: chat requests use them (file parts).
+  const dataKeys = new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys'));
+  const storage = await openStorage(config.files.storage);
+  const fileService = new FileService({ commands, storage, db: sql.db, dataKeys, runner, config: config.files, logger, quotaOf: (tenantId) => billing.settings(tenantId).storage_quota_bytes });
+  const processor = await openFileProcessor(config, logger);
+  const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
   const gate = new RelayGate({
     callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
     billing,
     relay,
     usage,
-    ingress: { chatCompletions: chatCompletionsIngress(sql.db) },
+    ingress: { chatCompletions: chatCompletionsIngress(sql.db, fileService) },
   });
-
-  const dataKeys = new SqlDataKeys(sql, new SecretBox(config.secret, 'data-keys'));
-  const storage = await openStorage(config.files.storage);
-  const fileService = new FileService({ commands, storage, db: sql.db, dataKeys, runner, config: config.files, logger, quotaOf: (tenantId) => billing.settings(tenantId).storage_quota_bytes });
-  const processor = await openFileProcessor(config, logger);
-  const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
 
   const ctx: AppContext = {
     config,

@@ -92,7 +92,7 @@ function relayAnswerer(ctx: AppContext): (exchange: FrontExchange, response: Fro
   const debug = logger.isLevelEnabled('debug');
   const maxJsonDepth = ctx.config.server.maxJsonDepth;
   // Stateless: the same as fastify's route builds (src/api/routes/responses.ts).
-  const responses = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger });
+  const responses = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger, attachments: ctx.files.attachments });
   /**
    * The metrics' label set of each (method, route, status) answered, made once: an object and a
    * status string fewer per request. Found by status, then by a scan of that status's few sets

@@ -35,12 +35,16 @@ export const ConversationMessageView = z.object({
   model: z.string().nullable().describe('assistant messages: the model that answered'),
   finish_reason: z.string().nullable().describe('stop, length, aborted...'),
   usage: MessageUsage.nullable(),
+  file_ids: z.array(z.string()).describe('the files attached to the message (POST /v1/files ids; empty when none)'),
   created_at: z.number().describe('unix seconds'),
   edited_at: z.number().nullable().describe('unix seconds: a user message edited and re-sent'),
 });
 export type ConversationMessageView = z.infer<typeof ConversationMessageView>;
 
 export const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+/** A message's attached file ids, from its column (a JSON array written by the projection; null: none). */
+export const fileIdsOf = (column: string | null): string[] => (column === null ? [] : (JSON.parse(column) as string[]));
 
 export function conversationView(row: ConversationsTable): ConversationView {
   return {
@@ -70,6 +74,7 @@ export function messageView(row: MessageRow): ConversationMessageView {
     model: row.model_served ?? row.model_requested,
     finish_reason: row.finish_reason,
     usage: row.total_tokens === null ? null : { prompt_tokens: Number(row.prompt_tokens ?? 0), completion_tokens: Number(row.completion_tokens ?? 0), total_tokens: Number(row.total_tokens) },
+    file_ids: fileIdsOf(row.file_ids),
     created_at: unixSeconds(row.created_at),
     edited_at: row.edited_at === null ? null : unixSeconds(row.edited_at),
   };

@@ -154,6 +154,7 @@ async function applyEvent(trx: ReadModelDb, box: SecretBox, stored: StoredEvent)
           total_tokens: d.usage?.total_tokens ?? null,
           latency_ms: d.latency_ms,
           usage_request_id: d.usage_request_id,
+          file_ids: d.file_ids === undefined || d.file_ids.length === 0 ? null : JSON.stringify(d.file_ids),
           superseded: 0,
           edited_at: null,
           created_at: stored.occurred_at,

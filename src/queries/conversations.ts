@@ -55,6 +55,7 @@ const MESSAGE_COLUMNS = [
   'total_tokens',
   'latency_ms',
   'usage_request_id',
+  'file_ids',
   'superseded',
   'edited_at',
   'created_at',

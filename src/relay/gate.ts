@@ -21,7 +21,7 @@ import type { KeyGate } from './access/key-gate.js';
 import { HeldBackResponse } from './held-response.js';
 import type { GateBody, Relay, RelayExchange } from './relay.js';
 import { RequestUsage } from './request-usage.js';
-import type { ChatCompletionRequest } from './schema.js';
+import type { ChatCompletionRequest, ClientChatRequest } from './schema.js';
 import type { UsagePublisher } from './usage-publisher.js';
 
 /** A body an ingress cannot use, and why (recorded as the request's refusal, after the relay switch). */
@@ -91,7 +91,7 @@ export interface RelayGateDeps {
   relay: Relay;
   usage: Pick<UsagePublisher, 'publish'>;
   /** The endpoints that plug into the gate. */
-  ingress: { chatCompletions: Ingress };
+  ingress: { chatCompletions: Ingress<ClientChatRequest> };
 }
 
 export class RelayGate {

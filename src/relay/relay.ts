@@ -29,6 +29,7 @@ import { ChannelsRateLimited, type ChannelLimits } from './channel-limits.js';
 import type { Channel } from './channel.js';
 import type { RelaySettings } from '../billing/rating.js';
 import { inputsOf, type EmbeddingsRequest, type EmbeddingsResponse } from './embeddings-schema.js';
+import { forProvider, type FileImages } from './files.js';
 
 /** Where the relay writes an answer: the gate's HeldBackResponse, or an ingress's wrapper of it. */
 export type AnswerWriter = Pick<HeldBackResponse, 'setHeader' | 'send' | 'start' | 'write' | 'writeLast' | 'drained' | 'end' | 'closed' | 'onClose' | 'offClose'>;
@@ -68,6 +69,8 @@ export interface ChatExchange extends RelayExchange<ChatCompletionRequest> {
   readonly native?: NativeRequest;
   /** No chat form could be made of the native request (what only its own API serves): other channels refuse with this. */
   readonly unconvertible?: AppError;
+  /** Image parts made from the caller's files: a provider that takes no such image gets their text (src/relay/files.ts). */
+  readonly fileImages?: FileImages;
 }
 
 export interface RelayDeps {
@@ -114,7 +117,7 @@ export interface Exchange<B extends GateBody = ChatCompletionRequest> extends Re
   readonly gone: ClientGone;
 }
 
-type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native' | 'unconvertible'>;
+type ChatAttemptExchange = Exchange & Pick<ChatExchange, 'translation' | 'native' | 'unconvertible' | 'fileImages'>;
 
 /** One try at one channel. */
 export interface Attempt {
@@ -156,12 +159,13 @@ export class Relay {
       translation: outer.translation,
       native: outer.native,
       unconvertible: outer.unconvertible,
+      fileImages: outer.fileImages,
     }),
     request: (exchange, provider, ctx) => {
       const native = nativeCodec(exchange, provider);
       if (native !== undefined) return native.buildRequest(exchange.native!, ctx);
       if (exchange.unconvertible !== undefined) throw exchange.unconvertible;
-      return provider.buildRequest(exchange.body, ctx);
+      return provider.buildRequest(exchange.fileImages === undefined ? exchange.body : forProvider(exchange.body, exchange.fileImages, provider), ctx);
     },
     streamMediaType: (exchange, provider) => (exchange.body.stream === true ? (nativeCodec(exchange, provider) ?? provider).streamMediaType : null),
     answer: (exchange, attempt) => (exchange.body.stream === true ? this.pipeStream(exchange, attempt) : this.sendCompletion(exchange, attempt)),

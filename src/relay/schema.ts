@@ -10,8 +10,30 @@ export const ImagePart = z.object({
   type: z.literal('image_url'),
   image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
 });
+export type TextPart = z.infer<typeof TextPart>;
+export type ImagePart = z.infer<typeof ImagePart>;
 export const ContentPart = z.discriminatedUnion('type', [TextPart, ImagePart]);
 export type ContentPart = z.infer<typeof ContentPart>;
+
+/**
+ * OpenAI's file content part, by id: one of the caller's files uploaded with POST /v1/files. The
+ * relay replaces it (src/relay/files.ts) before any provider sees the request, so providers only
+ * ever meet text and image parts. Inline `file_data` is refused with a message saying what to do.
+ */
+export const FilePart = z.object({
+  type: z.literal('file'),
+  file: z.object({
+    file_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .describe('the id of one of your files (POST /v1/files), processed: a text file becomes a text part naming it; an image becomes an image part, or its recognised text where the channel takes no images'),
+    filename: z.string().optional().describe('ignored: the uploaded file keeps its own name'),
+  }),
+});
+export type FilePart = z.infer<typeof FilePart>;
+export const ClientContentPart = z.discriminatedUnion('type', [TextPart, ImagePart, FilePart]);
+export type ClientContentPart = z.infer<typeof ClientContentPart>;
 
 export const ToolCall = z.object({
   id: z.string().min(1),
@@ -28,6 +50,10 @@ export const Message = z.object({
   tool_call_id: z.string().optional(),
 });
 export type Message = z.infer<typeof Message>;
+
+/** A message as clients send it: its content parts may also name files. */
+export const ClientMessage = Message.extend({ content: z.union([z.string(), z.array(ClientContentPart), z.null()]).optional() });
+export type ClientMessage = z.infer<typeof ClientMessage>;
 
 export const Tool = z.object({
   type: z.literal('function'),
@@ -98,6 +124,13 @@ export const ChatCompletionRequest = z.looseObject({
   preset_id: z.string().min(1).max(128).optional().describe('Switchyard extension: a preset whose context is prepended and whose settings fill what the request leaves unset'),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+/**
+ * The request as clients send it to POST /v1/chat/completions: the relay's request, whose
+ * messages may also carry file parts (replaced before the relay routes it, src/relay/files.ts).
+ */
+export const ClientChatRequest = ChatCompletionRequest.extend({ messages: z.array(ClientMessage).min(1) });
+export type ClientChatRequest = z.infer<typeof ClientChatRequest>;
 
 export const FinishReason = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
 export type FinishReason = z.infer<typeof FinishReason>;

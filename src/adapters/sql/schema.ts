@@ -478,6 +478,8 @@ export interface ConversationMessagesTable {
   total_tokens: number | null;
   latency_ms: number | null;
   usage_request_id: string | null;
+  /** The files attached to the message: a JSON array of ids, or null (none). */
+  file_ids: string | null;
   superseded: number;
   edited_at: string | null;
   created_at: string;

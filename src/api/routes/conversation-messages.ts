@@ -27,7 +27,11 @@ const CONTENT = z.string().min(1).max(1_000_000);
 
 const SendBody = z.object({
   content: CONTENT,
-  file_ids: z.array(z.string().min(1).max(128)).max(20).optional().describe('attachments (files are not available yet: any id answers 400 file_not_found)'),
+  file_ids: z
+    .array(z.string().min(1).max(128))
+    .max(20)
+    .optional()
+    .describe("your processed files (POST /v1/files) attached to the message: each file's text (images: an image part where the model's channel takes images, else their recognised text) is sent after the message's text, on this and later turns; the message keeps the ids"),
   model: MODEL,
   stream: STREAM,
 });
@@ -51,9 +55,10 @@ const StopAnswer = z.object({ object: z.literal('conversation.stop'), conversati
 
 const replyResponses = {
   200: ConversationReplyObject,
-  400: errorResponseSchema('invalid_request (a field; param names it), file_not_found (param names the file id), model_required, nothing_to_regenerate, message_not_editable'),
+  400: errorResponseSchema('invalid_request (a field; param names it), model_required, nothing_to_regenerate, message_not_editable'),
   401: errorResponseSchema('unauthorized, user_credentials_required (an API key was sent)'),
-  404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found'),
+  404: errorResponseSchema('conversation_not_found (missing, deleted, or not yours), message_not_found, file_not_found (a file id that is not yours, or none; param file_ids[i])'),
+  409: errorResponseSchema('file_not_ready (a file still being processed, or whose processing failed: the message says why; param file_ids[i])'),
   429: errorResponseSchema('insufficient_quota'),
   502: errorResponseSchema('upstream_error, upstream_auth_failed, upstream_unavailable, bad_upstream_response'),
   503: errorResponseSchema('no_available_channels, upstream_busy'),
@@ -83,6 +88,7 @@ export function conversationMessageRoutes(ctx: AppContext): FastifyPluginAsyncZo
     },
     messages: async (conversationId: string, ids: readonly string[]) => new Map((await messagesById(ctx.sql.db, conversationId, ids)).map((row) => [row.id, messageView(row)] as const)),
     onFirstExchange: (exchange: Parameters<ConversationTitles['afterFirstExchange']>[0]) => titles.afterFirstExchange(exchange),
+    attachments: ctx.files.attachments,
   };
   const tags = ['conversations'];
 

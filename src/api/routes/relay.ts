@@ -9,7 +9,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
 import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
-import { ChatCompletion, ChatCompletionRequest } from '../../relay/schema.js';
+import { ChatCompletion, ClientChatRequest } from '../../relay/schema.js';
 import { ModelList, type RelayGate } from '../../relay/gate.js';
 import { EmbeddingsRequest, EmbeddingsResponse } from '../../relay/embeddings-schema.js';
 import { embeddingsIngress } from '../../relay/ingress/embeddings.js';
@@ -48,12 +48,14 @@ export function relayRoutes(gate: RelayGate): FastifyPluginAsyncZod {
     const schema = {
       tags: ['relay'],
       summary: 'Create a chat completion (OpenAI-compatible; `stream: true` answers text/event-stream)',
-      body: ChatCompletionRequest,
+      body: ClientChatRequest,
       response: {
         200: ChatCompletion.describe('with stream: true, a text/event-stream of chat.completion.chunk objects ending in data: [DONE] (an Azure upstream\'s content filter annotations that are not chunks are dropped, or sent as chunks when they carry a finish reason)'),
         400: errorResponseSchema(
           'invalid_json (not JSON), json_too_deep (nested deeper than MAX_JSON_DEPTH), duplicate_authorization (more than one Authorization header), invalid_request (a field; param names it), unsupported_parameter (a value the provider cannot take)',
         ),
+        404: errorResponseSchema('file_not_found (a file part names a file that is not yours, or none; param names the part: messages[i].content[j].file.file_id)'),
+        409: errorResponseSchema('file_not_ready (a file part names a file still being processed, or whose processing failed: the message says why)'),
         502: errorResponseSchema('upstream_error (upstream 5xx), upstream_auth_failed, upstream_unavailable (no connection), upstream_connection_lost, bad_upstream_response, upstream_response_too_large'),
         503: errorResponseSchema('no_available_channels, upstream_busy (every connection to the upstream busy for UPSTREAM_QUEUE_TIMEOUT; see Retry-After), maintenance'),
         504: errorResponseSchema('upstream_timeout (no answer within RELAY_FIRST_BYTE_TIMEOUT, or silence over RELAY_TIMEOUT)'),

@@ -35,7 +35,7 @@ const asSent = () => (data: unknown) => ({ value: data });
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function responseRoutes(ctx: AppContext): FastifyPluginAsyncZod {
-  const ingress = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger });
+  const ingress = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger, attachments: ctx.files.attachments });
   const tags = ['relay'];
   const notFound = errorResponseSchema('response_not_found (missing, deleted, or not yours)');
   const unauthorized = errorResponseSchema('unauthorized, key_expired');
@@ -53,8 +53,9 @@ export function responseRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           body: ResponsesRequest,
           response: {
             200: ResponseObject.describe('with stream: true, a text/event-stream of Responses events (response.created ... response.completed), each with sequence_number'),
-            400: errorResponseSchema('invalid_json, invalid_request (a field; param names it), unsupported_parameter (built-in tools, other item kinds; param names the field)'),
-            404: errorResponseSchema('previous_response_not_found (missing, deleted, or not yours)'),
+            400: errorResponseSchema('invalid_json, invalid_request (a field; param names it), unsupported_parameter (built-in tools, other item kinds, input_file without file_id; param names the field)'),
+            404: errorResponseSchema('previous_response_not_found (missing, deleted, or not yours), file_not_found (an input_file / input_image file_id that is not yours, or none; param input[i].content[j].file_id)'),
+            409: errorResponseSchema('file_not_ready (a file still being processed, or whose processing failed: the message says why)'),
             502: errorResponseSchema('upstream_error, upstream_auth_failed, upstream_unavailable, bad_upstream_response, upstream_response_too_large'),
             503: errorResponseSchema('no_available_channels, upstream_busy, maintenance'),
           },

@@ -58,6 +58,8 @@ export type ConversationCommand =
       usage?: MessageUsageData | null;
       latencyMs?: number | null;
       usageRequestId?: string | null;
+      /** The files attached to the message (the caller checked they are the user's and ready). */
+      fileIds?: readonly string[];
     }
   /** `generated`: a title made after the first exchange; ignored once the conversation has a title. */
   | { type: 'RenameConversation'; title: SealedText; generated?: boolean }
@@ -164,6 +166,8 @@ export const conversations: Decider<ConversationCommand, ConversationState, Conv
               usage: command.usage ?? null,
               latency_ms: command.latencyMs ?? null,
               usage_request_id: command.usageRequestId ?? null,
+              // Only when there are some: events without files keep the shape they always had.
+              ...(command.fileIds !== undefined && command.fileIds.length > 0 ? { file_ids: [...command.fileIds] } : {}),
             },
           },
         ];

@@ -59,6 +59,8 @@ export const ConversationMessageAppended = z.object({
     latency_ms: z.number().nullable(),
     /** The relay request whose usage event billed this reply. */
     usage_request_id: z.string().nullable(),
+    /** User messages: the files attached (issue 18). Absent in older events and when none were. */
+    file_ids: z.array(z.string()).optional(),
   }),
 });
 

@@ -4,14 +4,17 @@
  * the model), then the body is validated against the schema (src/relay/schema.ts). Everything
  * else a request passes through is the gate's (src/relay/gate.ts), shared by every ingress.
  */
-import { NotFoundError, type AppError } from '../../errors.js';
+import { BadRequestError, NotFoundError, type AppError } from '../../errors.js';
 import type { ReadModelDb } from '../../projections/runtime/projection.js';
 import { findVisiblePreset, presetDocument } from '../../queries/presets.js';
 import { applyPreset } from '../presets.js';
-import { ChatCompletionRequest } from '../schema.js';
+import { ChatCompletionRequest, ClientChatRequest } from '../schema.js';
 import { validationError } from '../../api/errors.js';
 import type { ResolvedCaller } from '../access/caller.js';
 import { Refused, type Ingress, type Prepared, type UsableModels } from '../gate.js';
+import type { FileAttachments } from '../../files/attachments.js';
+import { attachAll, hasFileParts, inlineFileRefusal, resolveFileParts } from '../files.js';
+import type { ChatExchange, Relay, RelayExchange } from '../relay.js';
 
 /**
  * The shapes nearly every chat request has, checked by hand: parsing a request with zod was a
@@ -85,27 +88,61 @@ export function isPlainChatRequest(body: unknown): body is ChatCompletionRequest
   return true;
 }
 
+/**
+ * Bodies (zod parsed) whose messages name files: they are resolved before the relay sees them.
+ * Marked while parsing, so the common request (no files, the fast path) is never scanned.
+ */
+const NAMES_FILES = new WeakSet<ClientChatRequest>();
+
 /** The body as the relay takes it, or the 400 naming the first bad field. */
 export function parseChatRequest(body: unknown): { value: ChatCompletionRequest; error?: undefined } | { value?: undefined; error: AppError } {
+  const parsed = parseClientChatRequest(body);
+  if (parsed.value !== undefined && !namesNoFiles(parsed.value)) {
+    return { error: new BadRequestError('file parts are not accepted here', 'invalid_request', 'messages') };
+  }
+  return parsed as { value: ChatCompletionRequest } | { error: AppError };
+}
+
+/** The body as a client sent it (file parts allowed), or the 400 naming the first bad field. */
+export function parseClientChatRequest(body: unknown): { value: ClientChatRequest; error?: undefined } | { value?: undefined; error: AppError } {
   if (isPlainChatRequest(body)) return { value: body };
-  const result = ChatCompletionRequest.safeParse(body);
-  if (result.success) return { value: result.data };
+  const result = ClientChatRequest.safeParse(body);
+  if (result.success) {
+    if (hasFileParts(result.data.messages)) NAMES_FILES.add(result.data);
+    return { value: result.data };
+  }
+  const inlineFile = inlineFileRefusal(body);
+  if (inlineFile !== null) return { error: inlineFile };
   const validation = result.error.issues.map((issue) => ({ instancePath: `/${issue.path.join('/')}`, message: issue.message }));
   return { error: validationError({ validation, validationContext: 'body' }) };
 }
 
+/** A request with no file part is the relay's request as it is. */
+const namesNoFiles = (body: ClientChatRequest): body is ChatCompletionRequest => !NAMES_FILES.has(body);
 
-/** The chat-completions ingress; `db` holds the presets read model. */
-export function chatCompletionsIngress(db: ReadModelDb): Ingress {
+/** The chat-completions ingress; `db` holds the presets read model, `attachments` the caller's files. */
+export function chatCompletionsIngress(db: ReadModelDb, attachments: FileAttachments): Ingress<ClientChatRequest> {
   return {
     prepare(body, resolved, usable) {
       // Requests without a preset pass as they are.
       if (!isObject(body) || typeof body.preset_id !== 'string' || !body.preset_id) return body;
       return withPreset(db, body, body.preset_id, resolved, usable);
     },
-    parse: parseChatRequest,
-    relay: (relay, exchange) => relay.complete(exchange),
+    parse: parseClientChatRequest,
+    relay: (relay, exchange) => {
+      const body = exchange.body;
+      if (namesNoFiles(body)) return relay.complete(exchange as RelayExchange<typeof body>);
+      return relayWithFiles(relay, exchange, body, attachments);
+    },
   };
+}
+
+/** The request with its file parts replaced by the caller's files (src/relay/files.ts), relayed. */
+async function relayWithFiles(relay: Relay, exchange: RelayExchange<ClientChatRequest>, body: ClientChatRequest, attachments: FileAttachments): Promise<void> {
+  const { caller } = exchange;
+  const { messages, images } = await resolveFileParts(body.messages, (requested) => attachAll(attachments, caller.userId, caller.tenantId, requested));
+  const resolved: ChatExchange = { ...exchange, body: { ...body, messages }, fileImages: images.size === 0 ? undefined : images };
+  return relay.complete(resolved);
 }
 
 /** The body with its preset applied, or the 404 (recorded as the request's refusal). */

@@ -32,6 +32,8 @@ const compatible = openAiCompatibleProvider();
 const singleChoice = openAiCompatibleProvider({ multipleChoices: false });
 /** OpenAI itself also speaks the Responses API (other compatible servers may not). */
 const openai: Provider = { ...compatible, native: { 'openai-responses': openAiResponsesCodec } };
+/** DeepSeek's chat API takes text only: images from files reach it as their recognised text. */
+const textOnly: Provider = { ...singleChoice, imageTypes: new Set() };
 
 export const PROVIDER_KINDS = {
   openai: { provider: openai, defaultBaseUrl: 'https://api.openai.com/v1' },
@@ -42,7 +44,7 @@ export const PROVIDER_KINDS = {
   ollama: { provider: ollamaProvider, defaultBaseUrl: 'http://127.0.0.1:11434' },
   cohere: { provider: cohereProvider, defaultBaseUrl: 'https://api.cohere.com' },
   mistral: { provider: singleChoice, defaultBaseUrl: 'https://api.mistral.ai/v1' },
-  deepseek: { provider: singleChoice, defaultBaseUrl: 'https://api.deepseek.com/v1' },
+  deepseek: { provider: textOnly, defaultBaseUrl: 'https://api.deepseek.com/v1' },
   groq: { provider: singleChoice, defaultBaseUrl: 'https://api.groq.com/openai/v1' },
   openrouter: { provider: compatible, defaultBaseUrl: 'https://openrouter.ai/api/v1' },
   xai: { provider: compatible, defaultBaseUrl: 'https://api.x.ai/v1' },

@@ -86,7 +86,16 @@ export interface Provider {
   readonly embeddings?: EmbeddingsCodec;
   /** Ingress formats this kind speaks itself: such requests reach it as the client sent them. */
   readonly native?: Partial<Record<NativeFormat, NativeCodec>>;
+  /**
+   * The image media types this kind's API takes in a user message (absent: COMMON_IMAGE_TYPES).
+   * An image from an uploaded file of another type reaches it as the image's recognised text
+   * (src/relay/files.ts); images a client sends itself are not checked against it.
+   */
+  readonly imageTypes?: ReadonlySet<string>;
 }
+
+/** The image types the major chat APIs all take (OpenAI, Anthropic, Bedrock). */
+export const COMMON_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 /**
  * The conversion of an OpenAI embeddings request to the upstream's embeddings API and back.

@@ -126,8 +126,12 @@ describe('parseResponsesRequest', () => {
     expect(refusal({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }, { type: 'file_search' }] })).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'tools[1].type' });
     expect(refusal({ model: 'm', input: 'x', tool_choice: { type: 'web_search_preview' } })).toMatchObject({ code: 'unsupported_parameter', param: 'tool_choice' });
     expect(refusal({ model: 'm', input: [{ type: 'reasoning', summary: [] }] })).toMatchObject({ code: 'unsupported_parameter', param: 'input[0].type' });
-    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] })).toMatchObject({ code: 'unsupported_parameter', param: 'input[0].content[0].type' });
-    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }] })).toMatchObject({ code: 'unsupported_parameter', param: 'input[0].content[0].file_id' });
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] })).toMatchObject({ code: 'unsupported_parameter', param: 'input[0].content[0].type' });
+    // Files by id are the caller's uploads (resolved by the ingress); inline file data is not.
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] })).toBeUndefined();
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }] })).toBeUndefined();
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] })).toMatchObject({ code: 'unsupported_parameter', param: 'input[0].content[0].file_id' });
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png;base64,AA', file_id: 'f' }] }] })).toMatchObject({ code: 'invalid_request' });
   });
 
   it('answers invalid values with invalid_request naming the field', () => {

@@ -37,6 +37,10 @@ import { ReplyRecorder } from './recorder.js';
 import { contextLengthOf, replyRequest, replySettings, type HistoryMessage, type ReplySettings } from './request.js';
 import type { GenerationStops } from './stops.js';
 import type { FirstExchange } from './titles.js';
+import type { AttachedFile, FileAttachments, FileOwner } from '../../../files/attachments.js';
+import { attachAll, attachAvailable, fileContent, missingFileText, type FileImage, type FileImages } from '../../files.js';
+import type { ContentPart } from '../../schema.js';
+import { fileIdsOf } from '../../../conversations/views.js';
 
 /** What the client asked for: a new message, the last reply again, or an edited message re-sent. */
 export type Turn = { kind: 'send'; content: string; fileIds: readonly string[] } | { kind: 'regenerate' } | { kind: 'edit'; messageId: string; content: string };
@@ -83,6 +87,8 @@ export interface ConversationIngressDeps {
   preferences(tenantId: string, userId: string): Promise<Record<string, unknown>>;
   messages: ReplyMessages;
   onFirstExchange: OnFirstExchange;
+  /** The user's files, for the messages' `file_ids` (src/files/attachments.ts). */
+  attachments: FileAttachments;
 }
 
 const SSE_HEADERS = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
@@ -110,6 +116,8 @@ interface Plan {
   answerId: string;
   /** The conversation had no message before this turn, and no title. */
   firstExchange: boolean;
+  /** Image parts made from attached files (a provider that takes no such image gets their text). */
+  fileImages: FileImages | undefined;
 }
 
 /** The ingress of one reply (it carries the turn: made per request). */
@@ -132,11 +140,10 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
         deps.preferences(owner.tenantId, userId),
       ]);
       if (row === undefined) throw conversationNotFound();
-      // Files are not stored anywhere yet (issue 18): every id is unknown.
-      if (turn.kind === 'send' && turn.fileIds.length > 0) throw new BadRequestError(`file ${turn.fileIds[0]} not found`, 'file_not_found', 'file_ids[0]');
       const presetRow = row.preset_id === null ? undefined : await findVisiblePreset(deps.db, owner, row.preset_id);
       const preset = presetRow === undefined ? null : (presetDocument(presetRow) as RelayPreset);
-      const { history, question } = historyOf(turn, messages);
+      const { history: texts, question } = historyOf(turn, messages);
+      const { history, images } = await withFiles(deps.attachments, owner, turn, texts);
       const settings = replySettings(
         { asked: order.model, conversation: { model: row.model, temperature: row.temperature === null ? null : Number(row.temperature), maxTokens: row.max_tokens }, user: chatDefaults(preferences), preset },
         usable(resolved),
@@ -144,7 +151,7 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
       const contextTokens = contextLengthOf(settings.model, deps.settings);
       const request = replyRequest({ settings, stream: order.stream, systemPrompt: row.system_prompt, preset, history, contextTokens });
       const unread = Math.max(0, Number(row.message_count) - messages.length);
-      plan = { owner, settings, omitted: unread + request.omitted, question, answerId: newMessageId(), firstExchange: turn.kind === 'send' && messages.length === 0 && row.title === null };
+      plan = { owner, settings, omitted: unread + request.omitted, question, answerId: newMessageId(), firstExchange: turn.kind === 'send' && messages.length === 0 && row.title === null, fileImages: images.size === 0 ? undefined : images };
       return request.body;
     },
 
@@ -171,7 +178,7 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
         const { turn } = order;
         const command: ConversationCommand =
           turn.kind === 'send'
-            ? { type: 'AppendMessage', messageId: current.question.id, role: 'user', content: sealer(messageField(current.question.id), turn.content) }
+            ? { type: 'AppendMessage', messageId: current.question.id, role: 'user', content: sealer(messageField(current.question.id), turn.content), fileIds: turn.fileIds }
             : turn.kind === 'edit'
               ? { type: 'EditMessage', messageId: turn.messageId, content: sealer(messageField(turn.messageId), turn.content) }
               : { type: 'SupersedeLastReply' };
@@ -184,7 +191,7 @@ export function conversationReplyIngress(deps: ConversationIngressDeps, order: R
 
       let relayError: unknown = null;
       try {
-        await relay.complete({ ...exchange, response: recorder });
+        await relay.complete({ ...exchange, response: recorder, fileImages: current.fileImages });
       } catch (error) {
         relayError = error;
       } finally {
@@ -278,20 +285,58 @@ interface CurrentMessage {
   id: string;
   role: string;
   content: string;
+  /** The files attached to it (JSON array), or null. */
+  file_ids: string | null;
 }
 
+/** A history message with the ids of its files (not yet read). */
+type TextMessage = HistoryMessage & { fileIds: readonly string[] };
+
+const asText = (m: CurrentMessage): TextMessage => ({ role: m.role, content: m.content, fileIds: fileIdsOf(m.file_ids) });
+
 /** The history the reply answers, and the user message it answers. */
-function historyOf(turn: Turn, messages: readonly CurrentMessage[]): { history: HistoryMessage[]; question: Plan['question'] } {
-  if (turn.kind === 'send') return { history: [...messages, { role: 'user', content: turn.content }], question: { id: newMessageId(), content: turn.content } };
+function historyOf(turn: Turn, messages: readonly CurrentMessage[]): { history: TextMessage[]; question: Plan['question'] } {
+  if (turn.kind === 'send') return { history: [...messages.map(asText), { role: 'user', content: turn.content, fileIds: turn.fileIds }], question: { id: newMessageId(), content: turn.content } };
   if (turn.kind === 'edit') {
     const at = messages.findIndex((m) => m.id === turn.messageId);
     if (at < 0) throw new NotFoundError('message not found', 'message_not_found');
     if (messages[at]!.role !== 'user') throw new BadRequestError('only user messages can be edited', 'message_not_editable', 'message_id');
-    return { history: [...messages.slice(0, at), { role: 'user', content: turn.content }], question: { id: turn.messageId, content: turn.content } };
+    // The edited message keeps its files.
+    return { history: [...messages.slice(0, at).map(asText), { role: 'user', content: turn.content, fileIds: fileIdsOf(messages[at]!.file_ids) }], question: { id: turn.messageId, content: turn.content } };
   }
   let end = messages.length;
   while (end > 0 && messages[end - 1]!.role === 'assistant') end -= 1;
   const last = messages[end - 1];
   if (last === undefined || last.role !== 'user') throw new BadRequestError('there is no user message to reply to', 'nothing_to_regenerate');
-  return { history: messages.slice(0, end), question: { id: last.id, content: last.content } };
+  return { history: messages.slice(0, end).map(asText), question: { id: last.id, content: last.content } };
+}
+
+/**
+ * The history with each message's files as content parts (src/relay/files.ts). The files of a
+ * message being sent must all be the user's and ready (404 / 409, param `file_ids[i]`); those of
+ * earlier messages are used as far as they still exist (a deleted one becomes a note).
+ * Conversations without files read nothing.
+ */
+async function withFiles(attachments: FileAttachments, owner: FileOwner, turn: Turn, texts: readonly TextMessage[]): Promise<{ history: HistoryMessage[]; images: Map<string, FileImage> }> {
+  const images = new Map<string, FileImage>();
+  const earlierIds: string[] = [];
+  const sent = turn.kind === 'send' ? texts.at(-1) : undefined;
+  for (const m of texts) if (m !== sent) earlierIds.push(...m.fileIds);
+  if (earlierIds.length === 0 && (sent === undefined || sent.fileIds.length === 0)) return { history: [...texts], images };
+  const [fresh, earlier] = await Promise.all([
+    sent === undefined ? new Map<string, AttachedFile>() : attachAll(attachments, owner.userId, owner.tenantId, sent.fileIds.map((fileId, i) => ({ fileId, param: `file_ids[${i}]` }))),
+    attachAvailable(attachments, owner, earlierIds),
+  ]);
+  const history = texts.map((m): HistoryMessage => {
+    if (m.fileIds.length === 0) return { role: m.role, content: m.content };
+    const fileParts = m.fileIds.map((id): ContentPart => {
+      const file = m === sent ? fresh.get(id) : earlier.get(id);
+      if (file === undefined || file === null) return missingFileText(id);
+      const made = fileContent(file, m.role === 'user');
+      if (made.image !== undefined) images.set(made.image.url, made.image);
+      return made.part;
+    });
+    return { role: m.role, content: m.content, fileParts };
+  });
+  return { history, images };
 }

@@ -8,13 +8,15 @@
  */
 import { BadRequestError } from '../../../errors.js';
 import type { RelayPreset } from '../../presets.js';
-import type { ChatCompletionRequest, Message } from '../../schema.js';
+import type { ChatCompletionRequest, ContentPart, Message } from '../../schema.js';
 import { countPromptTokens, countTokens } from '../../tokens.js';
 
 /** A message as the conversation holds it (clear text). */
 export interface HistoryMessage {
   role: string;
   content: string;
+  /** What its attached files became (src/relay/files.ts): sent after its text. */
+  fileParts?: readonly ContentPart[];
 }
 
 /** What fills in a reply's settings: the request, the conversation, the user's preferences, the preset. */
@@ -73,7 +75,7 @@ export function replyRequest(input: ReplyRequestInput): ReplyRequest {
   const system = input.systemPrompt ?? preset?.system_prompt ?? null;
   if (system) fixed.push({ role: 'system', content: system });
   for (const m of preset?.context ?? []) fixed.push(m.name === undefined ? { role: asRole(m.role), content: m.content } : { role: asRole(m.role), content: m.content, name: m.name });
-  const turns = history.map((m): Message => ({ role: asRole(m.role), content: m.content }));
+  const turns = history.map((m): Message => ({ role: asRole(m.role), content: m.fileParts === undefined || m.fileParts.length === 0 ? m.content : [{ type: 'text', text: m.content }, ...m.fileParts] }));
   const kept = fitToContext(fixed, turns, input.contextTokens - settings.maxTokens);
   const body: ChatCompletionRequest = {
     model: settings.model,
@@ -117,7 +119,8 @@ export function fitToContext(fixed: readonly Message[], turns: readonly Message[
   return turns.slice(from);
 }
 
-const textOf = (m: Message) => (typeof m.content === 'string' ? m.content : '');
+/** The message's text (an attached file's text included: it costs tokens like the rest). */
+const textOf = (m: Message) => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((part) => (part.type === 'text' ? part.text : '')).join(''));
 const sizeOf = (m: Message) => Buffer.byteLength(textOf(m)) + (m.name ? Buffer.byteLength(m.name) + 1 : 0);
 
 /**

@@ -23,6 +23,9 @@ import { responseId, responseOfCompletion, ResponsesStreamWriter, type ResponseE
 import { AnswerRecorder } from './recorder.js';
 import { InputItem, refuseUnsupported, ResponsesRequest } from './schema.js';
 import { inputItemsOf, toChatRequest } from './to-chat.js';
+import type { FileAttachments } from '../../../files/attachments.js';
+import type { FileImages } from '../../files.js';
+import { namesFiles, resolveInputFiles, withNativeImages } from './files.js';
 
 export interface ResponsesIngressDeps {
   /** The read models (stored responses). */
@@ -30,6 +33,8 @@ export interface ResponsesIngressDeps {
   commands: CommandBus;
   runner: Pick<Projectors, 'waitFor'>;
   logger: Logger;
+  /** The caller's files, for `input_file` and `input_image` parts by `file_id` (files.ts). */
+  attachments: FileAttachments;
 }
 
 /** The body as the ingress takes it, or the 400 naming the first bad (or unsupported) field. */
@@ -125,12 +130,25 @@ export function responsesIngress(deps: ResponsesIngressDeps): Ingress<ResponsesR
     async relay(relay, exchange) {
       const { body, caller, usage } = exchange;
       const stored = body.previous_response_id ? await conversationItems(deps.db, responseOwnerOf(caller), body.previous_response_id) : [];
-      const history = historyItems(stored);
+      let history = historyItems(stored);
+      // Parts naming files are replaced (files.ts); the stored input keeps the ids, not the texts.
+      let request = body;
+      let fileImages: FileImages | undefined;
+      let nativeRequest = body;
+      let nativeHistory = history;
+      if (namesFiles(history) || (typeof body.input !== 'string' && namesFiles(body.input))) {
+        const resolved = await resolveInputFiles(deps.attachments, caller, inputItemsOf(body), history);
+        request = { ...body, input: resolved.input };
+        history = resolved.history;
+        fileImages = resolved.images.size === 0 ? undefined : resolved.images;
+        nativeRequest = fileImages === undefined ? request : { ...body, input: withNativeImages(resolved.input, resolved.images) };
+        nativeHistory = fileImages === undefined ? history : withNativeImages(history, resolved.images);
+      }
       const store = body.store !== false;
       const echo: ResponseEcho = { id: responseId(), createdAt: Math.floor(usage.startedAt.getTime() / 1000), request: body, store };
-      const native: NativeRequest = { format: 'openai-responses', body: nativeBody(body, history), headers: NO_HEADERS };
+      const native: NativeRequest = { format: 'openai-responses', body: nativeBody(nativeRequest, nativeHistory), headers: NO_HEADERS };
       const recorder = store ? new AnswerRecorder(exchange.response) : null;
-      await relay.complete({ ...exchange, body: toChatRequest(body, history), response: recorder ?? exchange.response, translation: translationOf(echo), native });
+      await relay.complete({ ...exchange, body: toChatRequest(request, history), response: recorder ?? exchange.response, translation: translationOf(echo), native, fileImages });
       if (recorder !== null) await keep(exchange, recorder);
     },
   };

@@ -10,14 +10,23 @@ import { BadRequestError } from '../../../errors.js';
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const InputText = z.object({ type: z.literal('input_text'), text: z.string() });
-export const InputImage = z.object({
-  type: z.literal('input_image'),
-  image_url: z.string().min(1),
-  detail: z.enum(['auto', 'low', 'high']).optional(),
+export const InputImage = z
+  .object({
+    type: z.literal('input_image'),
+    image_url: z.string().min(1).optional(),
+    file_id: z.string().min(1).max(128).optional().describe('one of your image files (POST /v1/files), instead of image_url'),
+    detail: z.enum(['auto', 'low', 'high']).optional(),
+  })
+  .refine((part) => (part.image_url === undefined) !== (part.file_id === undefined), { message: 'an input_image gives image_url or file_id (one of them)' });
+/** One of the caller's files (POST /v1/files) by id: replaced by its text before the request goes anywhere (files.ts). */
+export const InputFile = z.object({
+  type: z.literal('input_file'),
+  file_id: z.string().min(1).max(128).describe('one of your processed files (POST /v1/files)'),
+  filename: z.string().optional().describe('ignored: the uploaded file keeps its own name'),
 });
 /** Earlier answers' text, when a client sends the conversation back itself. */
 export const OutputTextPart = z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()).optional() });
-export const InputContentPart = z.discriminatedUnion('type', [InputText, InputImage, OutputTextPart]);
+export const InputContentPart = z.discriminatedUnion('type', [InputText, InputImage, InputFile, OutputTextPart]);
 export type InputContentPart = z.infer<typeof InputContentPart>;
 
 export const MessageItem = z.object({
@@ -193,10 +202,10 @@ export function refuseUnsupported(body: unknown): BadRequestError | null {
         for (let j = 0; j < item.content.length; j++) {
           const part: unknown = item.content[j];
           if (isRecord(part) && typeof part.type === 'string' && !PART_TYPES.has(part.type)) {
-            return unsupported(`input[${i}].content[${j}].type`, `content parts of type "${part.type}" are not supported: only input_text, input_image and output_text`);
+            return unsupported(`input[${i}].content[${j}].type`, `content parts of type "${part.type}" are not supported: only input_text, input_image, input_file and output_text`);
           }
-          if (isRecord(part) && part.type === 'input_image' && part.image_url === undefined && part.file_id !== undefined) {
-            return unsupported(`input[${i}].content[${j}].file_id`, 'images by file_id are not supported: give image_url (a URL or a data: URL)');
+          if (isRecord(part) && part.type === 'input_file' && typeof part.file_id !== 'string') {
+            return unsupported(`input[${i}].content[${j}].file_id`, 'an input_file names an uploaded file by file_id: upload the file with POST /v1/files first (file_data and file_url are not accepted)');
           }
         }
       }
@@ -206,4 +215,4 @@ export function refuseUnsupported(body: unknown): BadRequestError | null {
 }
 
 const ITEM_TYPES: ReadonlySet<unknown> = new Set(['message', 'function_call', 'function_call_output']);
-const PART_TYPES: ReadonlySet<string> = new Set(['input_text', 'input_image', 'output_text']);
+const PART_TYPES: ReadonlySet<string> = new Set(['input_text', 'input_image', 'input_file', 'output_text']);

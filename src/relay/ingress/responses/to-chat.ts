@@ -17,8 +17,13 @@ function outputText(output: string | Array<{ text: string }>): string {
   return typeof output === 'string' ? output : output.map((part) => part.text).join('');
 }
 
-function chatPart(part: InputContentPart): ContentPart {
-  if (part.type === 'input_image') return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail !== undefined && { detail: part.detail }) } };
+function chatPart(part: InputContentPart, param: string): ContentPart {
+  if (part.type === 'input_image') {
+    // Parts naming files were replaced before (files.ts): an image here has its URL.
+    if (part.image_url === undefined) throw unsupported(param, 'an input_image by file_id was not resolved');
+    return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail !== undefined && { detail: part.detail }) } };
+  }
+  if (part.type === 'input_file') throw unsupported(param, 'an input_file was not resolved');
   return { type: 'text', text: part.text };
 }
 
@@ -27,7 +32,7 @@ function assistantText(content: string | InputContentPart[], param: string): str
   if (typeof content === 'string') return content;
   return content
     .map((part) => {
-      if (part.type === 'input_image') throw unsupported(param, 'assistant messages carry text only');
+      if (part.type === 'input_image' || part.type === 'input_file') throw unsupported(param, 'assistant messages carry text only');
       return part.text;
     })
     .join('');
@@ -53,7 +58,7 @@ export function chatMessagesOf(items: readonly InputItem[], param = 'input'): Me
           messages.push({ role: 'assistant', content: assistantText(item.content, `${param}[${i}].content`) });
           return;
         }
-        const content = typeof item.content === 'string' ? item.content : item.content.map(chatPart);
+        const content = typeof item.content === 'string' ? item.content : item.content.map((part, j) => chatPart(part, `${param}[${i}].content[${j}]`));
         messages.push({ role: item.role, content });
       }
     }

@@ -14,4 +14,6 @@ export const geminiProvider: Provider = {
   parseError: parseGeminiError,
   probeRequest: probeWith(buildGeminiRequest),
   embeddings: geminiEmbeddings,
+  // Gemini's documented image types (no GIF).
+  imageTypes: new Set(['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']),
 };
