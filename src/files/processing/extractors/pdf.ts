@@ -7,6 +7,7 @@
 import type * as PdfJs from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api.js';
 import type { Ocr } from '../ocr.js';
+import type { PdfJsAssets } from '../pdfjs-assets.js';
 import { extracted, failed } from './result.js';
 import type { ProcessingResult } from '../processor.js';
 
@@ -33,7 +34,7 @@ export function loadPdfJs(): Promise<typeof PdfJs> {
   return pdfjs;
 }
 
-export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
+export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null, assets: PdfJsAssets | null): Promise<ProcessingResult> {
   const { getDocument } = await loadPdfJs();
   let document: PdfJs.PDFDocumentProxy;
   try {
@@ -44,6 +45,7 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<Pr
       disableFontFace: true,
       useSystemFonts: false,
       verbosity: 0,
+      ...(assets ? { ...assets, cMapPacked: true } : {}),
     }).promise;
   } catch (error) {
     return failed(error instanceof Error && error.name === 'PasswordException' ? 'encrypted document' : 'corrupt PDF');
