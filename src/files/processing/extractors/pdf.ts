@@ -54,8 +54,16 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null, assets: Pdf
     const texts: string[] = [];
     let ocrPages = 0;
     for (let number = 1; number <= document.numPages; number++) {
-      const page = await document.getPage(number);
-      let text = pageText((await page.getTextContent()).items);
+      let page: PdfJs.PDFPageProxy;
+      let text: string;
+      try {
+        page = await document.getPage(number);
+        text = pageText((await page.getTextContent()).items);
+      } catch {
+        // The header parsed but a page did not: still a corrupt file, not a processing fault.
+        return failed('corrupt PDF');
+      }
+      // OCR's own failures are not the PDF's: they go up as they are (the OCR step decides).
       if (text === '' && ocr) {
         text = (await ocr.pdfPage(page)).trim();
         ocrPages++;
@@ -64,9 +72,6 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null, assets: Pdf
       page.cleanup();
     }
     return extracted(texts.join(PAGE_BREAK), document.numPages, ocrPages);
-  } catch {
-    // The header parsed but a page did not: still a corrupt file, not a processing fault.
-    return failed('corrupt PDF');
   } finally {
     await document.destroy();
   }
