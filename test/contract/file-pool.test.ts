@@ -19,7 +19,7 @@ import { openFileProcessor } from '../../src/files/processing/index.js';
 import { FileProcessingPool } from '../../src/files/processing/pool.js';
 import type { FileProcessor, ProcessingResult } from '../../src/files/processing/processor.js';
 import { createLogger } from '../../src/logger.js';
-import { corrupted, makeDocx, makeDocxBomb, makeImage, makePdf, truncated } from '../support/file-fixtures.js';
+import { corrupted, makeCjkPdf, makeDocx, makeDocxBomb, makeImage, makePdf, truncated } from '../support/file-fixtures.js';
 import { FAULT_MESSAGE_SECRET, FAULTS } from '../support/file-worker-faults.js';
 
 const OCR_OFF = { enabled: false, languages: ['eng'], tessdataDir: null };
@@ -72,6 +72,8 @@ describe('the file-processing pool', () => {
       { ok: true, text: '# notes\n', pages: null, ocrPages: 0 },
       { ok: true, text: pdfText, pages: 2, ocrPages: 0 },
     ]);
+    // The workers have pdf.js's CMaps (see test/unit/file-extract.test.ts for why they matter).
+    expect(await pool.process({ path: file(makeCjkPdf('東京')), mimeType: MIME.pdf })).toMatchObject({ ok: true, text: '東京' });
   });
 
   it('answers a missing file and an unsupported type with file_processing_error', async () => {

@@ -45,6 +45,35 @@ export function makePdf(pages: readonly (readonly string[])[], options: PdfOptio
   return done;
 }
 
+/**
+ * A one-page PDF of CJK text in a font that is not embedded and uses Adobe's predefined CMap
+ * UniJIS-UCS2-H, as many Japanese office documents are made. pdfkit always embeds its fonts, so
+ * this one is written object by object. `text` must be in the Basic Multilingual Plane.
+ */
+export function makeCjkPdf(text: string): Buffer {
+  const ucs2 = [...text].map((char) => char.charCodeAt(0).toString(16).padStart(4, '0')).join('');
+  const content = `BT /F1 24 Tf 10 50 Td <${ucs2}> Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 100] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    '<< /Type /Font /Subtype /Type0 /BaseFont /KozMinPr6N-Regular /Encoding /UniJIS-UCS2-H /DescendantFonts [6 0 R] >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    '<< /Type /Font /Subtype /CIDFontType0 /BaseFont /KozMinPr6N-Regular /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 6 >> /FontDescriptor 7 0 R >>',
+    '<< /Type /FontDescriptor /FontName /KozMinPr6N-Regular /Flags 4 /FontBBox [0 -120 1000 880] /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 700 /StemV 80 >>',
+  ];
+  let pdf = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    offsets.push(pdf.length);
+    pdf += `${index + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('')}`;
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(pdf, 'latin1');
+}
+
 /** A DOCX whose body is these paragraphs, in order. */
 export function makeDocx(paragraphs: readonly string[]): Promise<Buffer> {
   const document = new Document({ sections: [{ children: paragraphs.map((text) => new Paragraph({ text })) }] });

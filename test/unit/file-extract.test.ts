@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { MIME } from '../../src/files/mime.js';
 import { extractText, PAGE_BREAK } from '../../src/files/processing/extractors/index.js';
 import type { Ocr } from '../../src/files/processing/ocr.js';
-import { corrupted, makeDocx, makeImage, makePdf, truncated } from '../support/file-fixtures.js';
+import { pdfJsAssets } from '../../src/files/processing/pdfjs-assets.js';
+import { corrupted, makeCjkPdf, makeDocx, makeImage, makePdf, truncated } from '../support/file-fixtures.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
@@ -61,6 +62,12 @@ describe('PDF', () => {
   it('gives the text of every page, in order, joined by page breaks, and the page count', async () => {
     const result = await extractText(await makePdf(pages), MIME.pdf, null);
     expect(result).toEqual({ ok: true, text: pages.map((lines) => lines.join('\n')).join(PAGE_BREAK), pages: 3, ocrPages: 0 });
+  });
+
+  it("reads CJK text in a font with a predefined CMap from pdf.js's CMap files, which it cannot without them", async () => {
+    const pdf = makeCjkPdf('日本語の文書');
+    expect(await extractText(pdf, MIME.pdf, null, pdfJsAssets())).toEqual({ ok: true, text: '日本語の文書', pages: 1, ocrPages: 0 });
+    expect(await extractText(pdf, MIME.pdf, null, null)).toEqual({ ok: true, text: '', pages: 1, ocrPages: 0 });
   });
 
   it('refuses an encrypted document', async () => {

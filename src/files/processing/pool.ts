@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from '../../logger.js';
 import type { OcrSettings } from './ocr.js';
+import { pdfJsAssets } from './pdfjs-assets.js';
 import type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
 import type { FileStarted, FileTask, FileWorkerData } from './worker.js';
 
@@ -77,7 +78,7 @@ export class FileProcessingPool implements FileProcessor {
       resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB },
       // From source, the worker is TypeScript: tsx's require hook loads it (a worker's --import is ignored by Node 20).
       execArgv: module.pathname.endsWith('.ts') ? ['--require', tsxRequireHook()] : [],
-      workerData: { ocr: options.ocr } satisfies FileWorkerData,
+      workerData: { ocr: options.ocr, pdfAssets: pdfJsAssets() } satisfies FileWorkerData,
     });
     this.piscina.on('message', (message: Partial<FileStarted> | null) => {
       if (typeof message?.fileJobStarted === 'number') this.starting.get(message.fileJobStarted)?.();

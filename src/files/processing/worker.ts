@@ -9,11 +9,13 @@ import { IMAGE_MIMES, MIME } from '../mime.js';
 import { extractText, prepareFor } from './extractors/index.js';
 import { failed } from './extractors/result.js';
 import { loadOcr, type Ocr, type OcrSettings } from './ocr.js';
+import type { PdfJsAssets } from './pdfjs-assets.js';
 import type { ProcessingInput, ProcessingResult } from './processor.js';
 
 /** What the pool hands every worker at start. */
 export interface FileWorkerData {
   ocr: OcrSettings;
+  pdfAssets: PdfJsAssets;
 }
 
 /** One file as the pool sends it: `job` names it in the started notice. */
@@ -48,5 +50,5 @@ export default async function processFile(task: FileTask): Promise<ProcessingRes
   } catch {
     return failed('file not readable');
   }
-  return extractText(bytes, task.mimeType, engine);
+  return extractText(bytes, task.mimeType, engine, (workerData as FileWorkerData).pdfAssets);
 }

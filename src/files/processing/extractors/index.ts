@@ -1,6 +1,7 @@
 /** Text extraction by detected type (src/files/mime.ts): one extractor module per kind of file. */
 import { IMAGE_MIMES, MIME } from '../../mime.js';
 import type { Ocr } from '../ocr.js';
+import type { PdfJsAssets } from '../pdfjs-assets.js';
 import type { ProcessingResult } from '../processor.js';
 import { extractDocx } from './docx.js';
 import { extractHtml } from './html.js';
@@ -18,10 +19,11 @@ export async function prepareFor(mimeType: string): Promise<void> {
   if (mimeType === MIME.pdf) await loadPdfJs();
 }
 
-export async function extractText(bytes: Uint8Array, mimeType: string, ocr: Ocr | null): Promise<ProcessingResult> {
+/** `pdfAssets`: pdf.js's data folders (pdfjs-assets.ts); without them CJK text with predefined CMaps is lost. */
+export async function extractText(bytes: Uint8Array, mimeType: string, ocr: Ocr | null, pdfAssets: PdfJsAssets | null = null): Promise<ProcessingResult> {
   if (PLAIN_TEXT.has(mimeType)) return extractPlainText(bytes);
   if (mimeType === MIME.html) return extractHtml(bytes);
-  if (mimeType === MIME.pdf) return extractPdf(bytes, ocr);
+  if (mimeType === MIME.pdf) return extractPdf(bytes, ocr, pdfAssets);
   if (mimeType === MIME.docx) return extractDocx(bytes);
   if (IMAGE_MIMES.has(mimeType)) return extractImage(bytes, mimeType, ocr);
   return failed(`unsupported type ${mimeType}`);

@@ -8,6 +8,7 @@ import type * as PdfJs from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api.js';
 import { OcrUnavailableError } from '../../../errors.js';
 import type { Ocr } from '../ocr.js';
+import type { PdfJsAssets } from '../pdfjs-assets.js';
 import { extracted, failed } from './result.js';
 import type { ProcessingResult } from '../processor.js';
 
@@ -34,7 +35,7 @@ export function loadPdfJs(): Promise<typeof PdfJs> {
   return pdfjs;
 }
 
-export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<ProcessingResult> {
+export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null, assets: PdfJsAssets | null): Promise<ProcessingResult> {
   const { getDocument } = await loadPdfJs();
   let document: PdfJs.PDFDocumentProxy;
   try {
@@ -45,6 +46,7 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<Pr
       disableFontFace: true,
       useSystemFonts: false,
       verbosity: 0,
+      ...(assets ? { ...assets, cMapPacked: true } : {}),
     }).promise;
   } catch (error) {
     return failed(error instanceof Error && error.name === 'PasswordException' ? 'encrypted document' : 'corrupt PDF');
@@ -53,8 +55,16 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<Pr
     const texts: string[] = [];
     let ocrPages = 0;
     for (let number = 1; number <= document.numPages; number++) {
-      const page = await document.getPage(number);
-      let text = pageText((await page.getTextContent()).items);
+      let page: PdfJs.PDFPageProxy;
+      let text: string;
+      try {
+        page = await document.getPage(number);
+        text = pageText((await page.getTextContent()).items);
+      } catch {
+        // The header parsed but a page did not: still a corrupt file, not a processing fault.
+        return failed('corrupt PDF');
+      }
+      // OCR's own failures are not the PDF's: the file ends with OCR's reason, not "corrupt PDF".
       if (text === '' && ocr) {
         try {
           text = (await ocr.pdfPage(page)).trim();
@@ -67,9 +77,6 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null): Promise<Pr
       page.cleanup();
     }
     return extracted(texts.join(PAGE_BREAK), document.numPages, ocrPages);
-  } catch {
-    // The header parsed but a page did not: still a corrupt file, not a processing fault.
-    return failed('corrupt PDF');
   } finally {
     await document.destroy();
   }
