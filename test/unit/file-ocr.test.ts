@@ -170,6 +170,7 @@ describe('OCR language data', () => {
   it('reads a tessdata folder (uncompressed, as Debian installs it) next to an npm package', async () => {
     // A second "language" in a tessdata folder: eng's data under another name, uncompressed.
     const tessdataDir = mkdtempSync(join(tmpdir(), 'sy-tessdata-'));
+    let linkFolder: string | null = null;
     try {
       writeFileSync(join(tessdataDir, 'tst.traineddata'), gunzipSync(readFileSync(findLanguageData('eng', null)!)));
       const settings = { enabled: true, languages: ['eng', 'tst'], tessdataDir };
@@ -180,6 +181,7 @@ describe('OCR language data', () => {
       ]);
       // Two folders: tesseract.js gets one folder of links.
       const folder = languageFolder(languages);
+      linkFolder = folder.langPath;
       expect(folder.gzip).toBe(false);
       expect(readdirSync(folder.langPath).sort()).toEqual(['eng.traineddata', 'tst.traineddata']);
       const engine = await openOcrEngine(settings);
@@ -192,6 +194,8 @@ describe('OCR language data', () => {
       await expect(engine.recognize(page.png)).rejects.toBeInstanceOf(OcrUnavailableError);
     } finally {
       rmSync(tessdataDir, { recursive: true, force: true });
+      // The link folder is named after this run's temp folder: no later run will use it.
+      if (linkFolder) rmSync(linkFolder, { recursive: true, force: true });
     }
   });
 });

@@ -64,7 +64,7 @@ export async function extractPdf(bytes: Uint8Array, ocr: Ocr | null, assets: Pdf
         // The header parsed but a page did not: still a corrupt file, not a processing fault.
         return failed('corrupt PDF');
       }
-      // OCR's own failures are not the PDF's: they go up as they are (the OCR step decides).
+      // OCR's own failures are not the PDF's: the file ends with OCR's reason, not "corrupt PDF".
       if (text === '' && ocr) {
         try {
           text = (await ocr.pdfPage(page)).trim();
