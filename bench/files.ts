@@ -23,6 +23,8 @@
  *           GET /v1/files, one request at a time, --gap-ms apart): with nothing processed for
  *           --seconds, then while 4 files are processed (--eld-files pdf|ocr|mixed).
  *
+ * --gc-probe-ms N (diagnosis): N ms into each upload, the server reports its Buffers before and
+ * after a full GC (garbage not yet collected, or bytes held).
  * --profile DIR runs the server child with --cpu-prof (one .cpuprofile per thread, written at its end).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -55,6 +57,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '' },
     dir: { type: 'string', default: '' },
     profile: { type: 'string', default: '' },
+    'gc-probe-ms': { type: 'string', default: '' },
   },
 });
 
@@ -75,23 +78,43 @@ function serveIpc(handlers: Record<string, (message: Message) => unknown>): void
   });
 }
 
-/** RSS sampled every 10 ms between `rss-start` and `rss-stop` (after a GC for the baseline). */
+/**
+ * RSS sampled every 10 ms between `rss-start` and `rss-stop` (after a GC for the baseline), with
+ * the peak of ArrayBuffer memory (Buffers) and, after a GC at the end, what is still held: memory
+ * that a GC gives back was garbage not yet collected, not bytes kept.
+ */
 function rssProbe() {
   let timer: NodeJS.Timeout | null = null;
   let baseline = 0;
   let peak = 0;
+  let buffersBaseline = 0;
+  let buffersPeak = 0;
+  const gc = () => (globalThis as { gc?: () => void }).gc?.();
+  const sample = () => {
+    const usage = process.memoryUsage();
+    peak = Math.max(peak, usage.rss);
+    buffersPeak = Math.max(buffersPeak, usage.arrayBuffers);
+  };
   return {
     'rss-start': () => {
-      (globalThis as { gc?: () => void }).gc?.();
-      baseline = process.memoryUsage.rss();
-      peak = baseline;
-      timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+      gc();
+      const usage = process.memoryUsage();
+      [baseline, peak, buffersBaseline, buffersPeak] = [usage.rss, usage.rss, usage.arrayBuffers, usage.arrayBuffers];
+      timer = setInterval(sample, 10);
       return { baseline };
+    },
+    // Diagnosis (--gc-probe-ms): Buffers held before and after a full GC in the middle of an upload.
+    gc: () => {
+      const before = process.memoryUsage().arrayBuffers - buffersBaseline;
+      gc();
+      return { before, after: process.memoryUsage().arrayBuffers - buffersBaseline };
     },
     'rss-stop': () => {
       clearInterval(timer!);
-      peak = Math.max(peak, process.memoryUsage.rss());
-      return { baseline, peak };
+      sample();
+      gc();
+      const after = process.memoryUsage();
+      return { baseline, peak, buffersBaseline, buffersPeak, rssAfterGc: after.rss, buffersAfterGc: after.arrayBuffers };
     },
   };
 }
@@ -117,6 +140,18 @@ async function serverRole(): Promise<void> {
       return result;
     };
   }
+  // Each storage put timed by its key's first segment (tmp/: the upload as received; uploads/: its
+  // copy to the content address; texts/: extracted text): where an upload's time goes (bench only).
+  const puts: Array<{ prefix: string; ms: number; bytes: number; buffersGrowth: number }> = [];
+  const storage = app.ctx.files.storage;
+  const put = storage.put.bind(storage);
+  storage.put = async (key, body, options) => {
+    const start = performance.now();
+    const buffers = process.memoryUsage().arrayBuffers;
+    const result = await put(key, body, options);
+    puts.push({ prefix: key.split('/')[0]!, ms: performance.now() - start, bytes: result.bytes, buffersGrowth: process.memoryUsage().arrayBuffers - buffers });
+    return result;
+  };
   const { url } = await app.listen();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   // The serving (main) thread's scheduler figures: ns on a core, ns runnable but waiting for one.
@@ -133,6 +168,7 @@ async function serverRole(): Promise<void> {
   serveIpc({
     ...rssProbe(),
     'worker-times': () => ({ times: times.splice(0) }),
+    'storage-puts': () => ({ puts: puts.splice(0) }),
     'eld-start': () => {
       delay.reset();
       delay.enable();
@@ -356,13 +392,22 @@ const row = (cells: Array<string | number>) => {
 async function uploadPhase(): Promise<void> {
   const size = Number(args['size-mb']) * MB;
   const chunk = randomBytes(1024 * 1024);
-  console.log(`\n### upload of ${args['size-mb']} MB (load ${load()})\n\n| path | MB/s | seconds | RSS baseline MiB | RSS peak − baseline MiB |\n|---|---:|---:|---:|---:|`);
+  console.log(`\n### upload of ${args['size-mb']} MB (load ${load()})\n\n| path | MB/s | seconds | RSS baseline MiB | RSS peak − baseline MiB | Buffers peak − baseline MiB | after a GC: RSS / Buffers − baseline MiB | storage puts (the request's seconds) |\n|---|---:|---:|---:|---:|---:|---:|---|`);
   const measure = async (label: string, child: Child, url: string, token: string | null) => {
     await child.ask('rss-start');
+    const probe = args['gc-probe-ms']
+      ? new Promise<string>((resolve) => setTimeout(() => void child.ask('gc').then((r) => resolve(`, a GC at ${args['gc-probe-ms']} ms: Buffers ${fmt(mib(r.before as number))} → ${fmt(mib(r.after as number))} MiB`)), Number(args['gc-probe-ms'])))
+      : Promise.resolve('');
     const { status, body, ms } = await upload(url, token, size, 'big.bin', chunk);
-    const { baseline, peak } = (await child.ask('rss-stop')) as { baseline: number; peak: number };
+    const probed = await probe;
+    const { baseline, peak, buffersBaseline, buffersPeak, rssAfterGc, buffersAfterGc } = (await child.ask('rss-stop')) as Record<string, number>;
     if (status !== 201) throw new Error(`${label}: ${status} ${body.slice(0, 300)}`);
-    row([label, fmt(size / MB / (ms / 1000), 1), fmt(ms / 1000, 2), fmt(mib(baseline)), fmt(mib(peak - baseline), 1)]);
+    let split = '';
+    if (label.startsWith('Switchyard')) {
+      const { puts } = (await child.ask('storage-puts')) as { puts: Array<{ prefix: string; ms: number; buffersGrowth: number }> };
+      split = puts.map((p) => `${p.prefix}/ ${fmt(p.ms / 1000, 2)} s (Buffers +${fmt(mib(p.buffersGrowth))} MiB)`).join(', ') + probed;
+    }
+    row([label, fmt(size / MB / (ms / 1000), 1), fmt(ms / 1000, 2), fmt(mib(baseline!)), fmt(mib(peak! - baseline!), 1), fmt(mib(buffersPeak! - buffersBaseline!), 1), `${fmt(mib(rssAfterGc! - baseline!), 1)} / ${fmt(mib(buffersAfterGc! - buffersBaseline!), 1)}`, split]);
     return size / MB / (ms / 1000);
   };
   const floor = await startChild('floor');
