@@ -29,7 +29,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -163,6 +163,23 @@ async function serverRole(): Promise<void> {
       return { run: NaN, wait: NaN };
     }
   };
+  /** CPU ticks of the process's threads other than the serving one, by niceness (the processing workers run at +10). */
+  const otherThreads = () => {
+    const ticks = new Map<number, number>();
+    try {
+      for (const tid of readdirSync('/proc/self/task')) {
+        if (Number(tid) === process.pid) continue;
+        const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        // After "pid (comm) ": state is field 0, utime 11, stime 12, nice 16.
+        const nice = Number(fields[16]);
+        ticks.set(nice, (ticks.get(nice) ?? 0) + Number(fields[11]) + Number(fields[12]));
+      }
+    } catch {
+      // not Linux: no per-thread figures
+    }
+    return ticks;
+  };
+  let others = otherThreads();
   let sched = schedstat();
   let since = performance.now();
   serveIpc({
@@ -173,6 +190,7 @@ async function serverRole(): Promise<void> {
       delay.reset();
       delay.enable();
       sched = schedstat();
+      others = otherThreads();
       since = performance.now();
       return {};
     },
@@ -182,6 +200,9 @@ async function serverRole(): Promise<void> {
       const ms = (ns: number) => Math.max(0, ns / 1e6 - 1);
       const now = schedstat();
       const wall = (performance.now() - since) * 1e6;
+      // Clock ticks are 10 ms on Linux (USER_HZ 100): CPU share per niceness, in cores.
+      const othersNow = otherThreads();
+      const byNice = [...othersNow].map(([nice, ticks]) => `nice ${nice}: ${(((ticks - (others.get(nice) ?? 0)) * 10e6) / wall).toFixed(2)} cores`).join(', ');
       return {
         p50: ms(delay.percentile(50)),
         p99: ms(delay.percentile(99)),
@@ -189,6 +210,7 @@ async function serverRole(): Promise<void> {
         count: delay.count,
         cpuShare: (now.run - sched.run) / wall,
         waitShare: (now.wait - sched.wait) / wall,
+        byNice,
       };
     },
     stop: async () => {
@@ -504,10 +526,11 @@ async function eldPhase(): Promise<void> {
       '| case | seconds | ELD p50 ms | ELD p99 ms | ELD max ms | serving thread on a core | waiting for a core | requests | request p50 ms | request p99 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   const report = async (label: string, seconds: number, traffic: number[]) => {
-    const eld = (await server.child.ask('eld-stop')) as { p50: number; p99: number; max: number; cpuShare: number; waitShare: number };
+    const eld = (await server.child.ask('eld-stop')) as { p50: number; p99: number; max: number; cpuShare: number; waitShare: number; byNice: string };
     const sorted = [...traffic].sort((a, b) => a - b);
     const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
     row([label, fmt(seconds, 1), fmt(eld.p50, 2), fmt(eld.p99, 2), fmt(eld.max, 1), `${fmt(eld.cpuShare * 100, 1)} %`, `${fmt(eld.waitShare * 100, 1)} %`, traffic.length, fmt(pct(50), 2), fmt(pct(99), 2)]);
+    console.log(`  the process's other threads: ${eld.byNice}`);
   };
   try {
     const probe = await uploadBytes(server, Buffer.from('a small text file for the light traffic\n'), 'probe.txt');
