@@ -12,7 +12,7 @@
  * deleted even before (or without) its ConversationDeleted event. `UserDeleted` (users aggregate)
  * turns every conversation of the user into a tombstone.
  */
-import { SqliteAdapter, sql, type Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { ConversationsTable } from '../adapters/sql/schema.js';
 import { readDataKey } from '../adapters/data-keys/sql.js';
 import { CONVERSATION_EVENT_TYPES, ConversationEvent } from '../commands/conversations/events.js';
@@ -20,6 +20,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { conversationKeyScope, messageField, openConversationText, SYSTEM_PROMPT, TITLE, type ConversationTextField } from '../conversations/texts.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
+import { securely } from './runtime/secure-delete.js';
 
 export const conversationIdOf = (stream: string) => stream.slice('conversation-'.length);
 
@@ -208,21 +209,6 @@ async function applyEvent(trx: ReadModelDb, box: SecretBox, stored: StoredEvent)
       await update({ ...(event.type === 'ConversationMessageEdited' ? active : changed), message_count: await currentCount(trx, id) });
       return;
     }
-  }
-}
-
-/**
- * Runs `work` with SQLite's secure_delete on (freed cells are zeroed): only this projection's
- * writes pay for it. Other read-model databases keep old row versions in their own logs
- * (decision 0120).
- */
-async function securely(trx: ReadModelDb, work: () => Promise<void>): Promise<void> {
-  if (!(trx.getExecutor().adapter instanceof SqliteAdapter)) return work();
-  await sql`PRAGMA secure_delete = ON`.execute(trx);
-  try {
-    await work();
-  } finally {
-    await sql`PRAGMA secure_delete = OFF`.execute(trx);
   }
 }
 

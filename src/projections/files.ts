@@ -9,7 +9,7 @@
  * On SQLite the writes run with `secure_delete` on (as the conversations projection): a name
  * overwritten by NULL does not stay in the file's free pages.
  */
-import { SqliteAdapter, sql, type Updateable } from 'kysely';
+import type { Updateable } from 'kysely';
 import type { FilesTable } from '../adapters/sql/schema.js';
 import { readDataKey } from '../adapters/data-keys/sql.js';
 import { FILE_EVENT_TYPES, FileEvent } from '../commands/files/events.js';
@@ -17,6 +17,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { fileKeyScope, openFileName } from '../files/names.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
+import { securely } from './runtime/secure-delete.js';
 
 export const fileIdOf = (stream: string) => stream.slice('file-'.length);
 
@@ -85,16 +86,6 @@ async function applyEvent(trx: ReadModelDb, box: SecretBox, stored: StoredEvent)
     case 'FileDeleted':
       await update(tombstone(stored));
       return;
-  }
-}
-
-async function securely(trx: ReadModelDb, work: () => Promise<void>): Promise<void> {
-  if (!(trx.getExecutor().adapter instanceof SqliteAdapter)) return work();
-  await sql`PRAGMA secure_delete = ON`.execute(trx);
-  try {
-    await work();
-  } finally {
-    await sql`PRAGMA secure_delete = OFF`.execute(trx);
   }
 }
 
