@@ -172,7 +172,8 @@ export class FileService implements FileAttachments {
 
   /**
    * Deletes the owner's file: FileDeleted, its name's key destroyed, its reference to the bytes
-   * released (the last one deletes them), its extracted text deleted. Answers the commit's position.
+   * released (the last one deletes them), its extracted text deleted; answers once the files
+   * projection shows the deletion.
    */
   async delete(owner: FileOwner, row: FilesTable, causationId: string | null): Promise<void> {
     const result = await this.deps.commands.execute(files, row.id, { type: 'DeleteFile', by: owner.userId }, { tenantId: owner.tenantId, causationId });

@@ -106,7 +106,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
     });
 
     it('sends an image as an image part (data URL) to a channel that takes images, as text to one that does not', async () => {
-      const png = pngBytes(16, 16);
+      const png = pngBytes(64, 64);
       const id = await upload(sdk(a), png, 'chart.png');
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: [{ type: 'text', text: 'Describe it' }, { type: 'file', file: { file_id: id } }] }];
       await sdk(b).chat.completions.create({ model: 'vision-model', messages });
@@ -199,7 +199,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
   describe.skipIf(!mode.enabled)('responses', () => {
     it('replaces input_file and input_image file_id parts: converted through chat, and natively for an openai channel', async () => {
       const notes = await upload(sdk(a), 'Delivery window: 9 to 11.', 'delivery.txt');
-      const png = pngBytes(4, 4);
+      const png = pngBytes(64, 64);
       const picture = await upload(sdk(a), png, 'dot.png');
       const input = [{ role: 'user' as const, content: [{ type: 'input_text' as const, text: 'Check' }, { type: 'input_file' as const, file_id: notes }, { type: 'input_image' as const, file_id: picture, detail: 'low' as const }] }];
 
@@ -280,7 +280,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
     });
 
     it('sends an image of a message as an image part, and as text to a text-only model', async () => {
-      const png = pngBytes(8, 8);
+      const png = pngBytes(64, 64);
       const picture = await upload(sdk(a), png, 'photo.png');
       const id = await newConversation(a);
       const first = await send(b, id, { content: 'What is this?', file_ids: [picture] });
