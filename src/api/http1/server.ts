@@ -447,8 +447,13 @@ class Connection {
     this.detach();
     socket.pause();
     if (bytes.length > 0) socket.unshift(bytes);
-    this.server.fallback.emit('connection', socket);
-    socket.resume();
+    // Given away once the current 'data' dispatch has returned: handed over inside it, node:http
+    // never applied backpressure to the request body, and a large upload piled up in memory
+    // (docs/benchmarks.md, Files).
+    process.nextTick(() => {
+      this.server.fallback.emit('connection', socket);
+      socket.resume();
+    });
   }
 
   private detach(): void {
