@@ -20,7 +20,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { conversationKeyScope, messageField, openConversationText, SYSTEM_PROMPT, TITLE, type ConversationTextField } from '../conversations/texts.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
-import { securely } from './runtime/secure-delete.js';
+import { securedProjection } from './runtime/secure-delete.js';
 
 export const conversationIdOf = (stream: string) => stream.slice('conversation-'.length);
 
@@ -214,20 +214,11 @@ async function applyEvent(trx: ReadModelDb, box: SecretBox, stored: StoredEvent)
 
 /** `dataKeys`: opens the sealed keys of `data_keys` (`new SecretBox(secret, 'data-keys')`, as SqlDataKeys). */
 export function conversationsProjection(dataKeys: SecretBox): Projection {
-  return {
+  return securedProjection({
     name: 'conversations',
     version: 1,
     eventTypes: [...CONVERSATION_EVENT_TYPES, USER_DELETED],
-    apply: (trx, stored) => securely(trx, () => applyEvent(trx, dataKeys, stored)),
-    applyCommit: (trx, events) =>
-      securely(trx, async () => {
-        for (const stored of events) await applyEvent(trx, dataKeys, stored);
-      }),
-    async reset(trx) {
-      await securely(trx, async () => {
-        await trx.deleteFrom('conversation_messages').execute();
-        await trx.deleteFrom('conversations').execute();
-      });
-    },
-  };
+    tables: ['conversation_messages', 'conversations'],
+    applyEvent: (trx, stored) => applyEvent(trx, dataKeys, stored),
+  });
 }

@@ -17,7 +17,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { fileKeyScope, openFileName } from '../files/names.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
-import { securely } from './runtime/secure-delete.js';
+import { securedProjection } from './runtime/secure-delete.js';
 
 export const fileIdOf = (stream: string) => stream.slice('file-'.length);
 
@@ -91,19 +91,11 @@ async function applyEvent(trx: ReadModelDb, box: SecretBox, stored: StoredEvent)
 
 /** `dataKeys`: opens the sealed keys of `data_keys` (`new SecretBox(secret, 'data-keys')`, as SqlDataKeys). */
 export function filesProjection(dataKeys: SecretBox): Projection {
-  return {
+  return securedProjection({
     name: 'files',
     version: 1,
     eventTypes: [...FILE_EVENT_TYPES, USER_DELETED],
-    apply: (trx, stored) => securely(trx, () => applyEvent(trx, dataKeys, stored)),
-    applyCommit: (trx, events) =>
-      securely(trx, async () => {
-        for (const stored of events) await applyEvent(trx, dataKeys, stored);
-      }),
-    async reset(trx) {
-      await securely(trx, async () => {
-        await trx.deleteFrom('files').execute();
-      });
-    },
-  };
+    tables: ['files'],
+    applyEvent: (trx, stored) => applyEvent(trx, dataKeys, stored),
+  });
 }
