@@ -207,6 +207,34 @@ export const EnvSchema = z.object({
   USAGE_ARCHIVE_DIR: optionalText,
   STORAGE_DIR: z.string().default('./storage'),
   LOG_DIR: z.string().default('./logs'),
+  /** Write log entries to LOG_DIR/<YYYY-MM-DD>/<category>.log (JSON lines); stdout gets them either way. */
+  LOG_FILES_ENABLED: bool(true),
+  /** A day's category file past this size rotates (numbered, then gzip'd). */
+  LOG_FILE_MAX_SIZE: size('100MB'),
+  /** Days each category's files (and its searchable entries) are kept; DEBUG entries of any category go after LOG_RETENTION_DEBUG_DAYS. */
+  LOG_RETENTION_SYSTEM_DAYS: positiveInt(90),
+  LOG_RETENTION_APPLICATION_DAYS: positiveInt(90),
+  LOG_RETENTION_USER_ACTIVITY_DAYS: positiveInt(365),
+  LOG_RETENTION_SECURITY_DAYS: positiveInt(2555),
+  LOG_RETENTION_PERFORMANCE_DAYS: positiveInt(30),
+  LOG_RETENTION_DEBUG_DAYS: positiveInt(7),
+  /** How often the retention job compresses, archives and removes expired log files and entries. */
+  LOG_RETENTION_INTERVAL: duration('1h'),
+  /** Lowest level written to the searchable log index (the admin log API). */
+  LOG_INDEX_LEVEL: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL']).default('INFO'),
+  /** A relay or API request slower than this is logged in the performance category. */
+  SLOW_REQUEST_THRESHOLD: duration('10s'),
+  /** How often process resource metrics (memory, CPU, event-loop delay) are logged in the performance category (0: never). */
+  RESOURCE_METRICS_INTERVAL: duration('60s'),
+  /** Alert rules are evaluated (by one instance at a time) this often. */
+  ALERTS_ENABLED: bool(true),
+  ALERT_EVALUATION_INTERVAL: duration('15s'),
+  /** Webhook targets on private, loopback and link-local addresses are refused unless this is true (SSRF). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool(false),
+  /** Time allowed for one webhook delivery attempt. */
+  WEBHOOK_TIMEOUT: duration('10s'),
+  /** A delivery is retried with exponential backoff until this long after its first attempt, then marked failed. */
+  WEBHOOK_RETRY_FOR: duration('24h'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
   PRESETS_BUILTIN_DIR: optionalText,
   /** Context length (tokens) of a conversation's model when neither CONVERSATION_CONTEXT_LENGTHS nor the built-in table knows it. */
@@ -342,6 +370,18 @@ export interface Config {
   conversations: { contextTokens: number; contextLengths: ReadonlyMap<string, number>; stopPollMs: number };
   /** Growth of a long-lived installation (README, "Growth and retention"). */
   retention: { usageArchiveAfterDays: number; usageArchiveDir: string; liveViewSnapshotEvery: number };
+  /** Operational logs (issue 19): files under dirs.logs, the searchable index, retention per category (days). */
+  logs: {
+    files: boolean;
+    maxFileBytes: number;
+    retentionDays: { system: number; application: number; user_activity: number; security: number; performance: number; debug: number };
+    retentionIntervalMs: number;
+    indexLevel: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL';
+    slowRequestMs: number;
+    resourceMetricsIntervalMs: number;
+  };
+  alerts: { enabled: boolean; evaluationIntervalMs: number };
+  webhooks: { allowPrivateTargets: boolean; timeoutMs: number; retryForMs: number };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -437,6 +477,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
     conversations: { contextTokens: e.CONVERSATION_CONTEXT_TOKENS, contextLengths: e.CONVERSATION_CONTEXT_LENGTHS, stopPollMs: e.CONVERSATION_STOP_POLL },
     retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir, liveViewSnapshotEvery: e.LIVE_VIEW_SNAPSHOT_EVERY },
+    logs: {
+      files: e.LOG_FILES_ENABLED,
+      maxFileBytes: e.LOG_FILE_MAX_SIZE,
+      retentionDays: {
+        system: e.LOG_RETENTION_SYSTEM_DAYS,
+        application: e.LOG_RETENTION_APPLICATION_DAYS,
+        user_activity: e.LOG_RETENTION_USER_ACTIVITY_DAYS,
+        security: e.LOG_RETENTION_SECURITY_DAYS,
+        performance: e.LOG_RETENTION_PERFORMANCE_DAYS,
+        debug: e.LOG_RETENTION_DEBUG_DAYS,
+      },
+      retentionIntervalMs: e.LOG_RETENTION_INTERVAL,
+      indexLevel: e.LOG_INDEX_LEVEL,
+      slowRequestMs: e.SLOW_REQUEST_THRESHOLD,
+      resourceMetricsIntervalMs: e.RESOURCE_METRICS_INTERVAL,
+    },
+    alerts: { enabled: e.ALERTS_ENABLED, evaluationIntervalMs: e.ALERT_EVALUATION_INTERVAL },
+    webhooks: { allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: e.WEBHOOK_TIMEOUT, retryForMs: e.WEBHOOK_RETRY_FOR },
   };
 }
 

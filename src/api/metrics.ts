@@ -41,6 +41,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly alertsFiring = new Gauge({
+    name: 'switchyard_alerts_firing',
+    help: 'Alert rules firing now, by severity (set by the instance evaluating rules; 0 elsewhere)',
+    labelNames: ['severity'] as const,
+    registers: [this.registry],
+  });
+
   readonly projectionQuarantined = new Gauge({
     name: 'switchyard_projection_quarantined_events',
     help: 'Events a projection could not apply and set aside, not replayed yet (sampled at scrape; alert on > 0)',
