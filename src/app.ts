@@ -118,6 +118,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // serving thread never parses its own usage commits (only the billing view folds usage events).
   const views = new LiveViews(store, sql, secrets, logger, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
   usage.addSink('billing view', (data) => foldUsage(views.billing.state, data));
+  metrics.watchRelay(usage, () => views.channels.state, () => views.channels.eventsFolded);
   const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');

@@ -6,6 +6,9 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { UsageData } from '../commands/usage/events.js';
+import type { ChannelDirectory } from '../views/channels.js';
+import { KnownModels, RelayMetrics } from './relay-metrics.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -116,6 +119,30 @@ export class Metrics {
         this.inc(publisher.published);
       },
     });
+  }
+
+  /**
+   * The relay series (src/api/relay-metrics.ts), fed by `usage`'s events, and the channels' health
+   * sampled at scrape from the channel directory (`version` changes with it: LiveView.eventsFolded).
+   * Every instance exports the same health (the directory is shared through the log).
+   */
+  watchRelay(usage: { addSink(name: string, sink: (data: UsageData) => void): void }, directory: () => ChannelDirectory, version: () => number): RelayMetrics {
+    const relay = new RelayMetrics(new KnownModels(directory, version));
+    relay.register(this.registry);
+    usage.addSink('metrics', (data) => relay.record(data));
+    new Gauge({
+      name: 'switchyard_channel_healthy',
+      help: 'Health of each enabled channel: 1 healthy, 0 marked unhealthy after failures (sampled at scrape)',
+      labelNames: ['channel', 'provider'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { channel, healthy } of directory().values()) {
+          if (channel.enabled) this.set({ channel: channel.id, provider: channel.type }, healthy ? 1 : 0);
+        }
+      },
+    });
+    return relay;
   }
 
   constructor() {

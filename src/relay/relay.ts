@@ -287,8 +287,10 @@ export class Relay {
       // A value this provider cannot take is the client's to fix: 400, no retry.
       const upstreamRequest = operation.request(exchange, provider, ctx);
       let upstream: UpstreamResponse;
+      const sentAt = performance.now();
       try {
         upstream = await this.deps.pools.request(upstreamRequest, gone);
+        usage.upstream_ms = Math.round((performance.now() - sentAt) * 100) / 100;
       } catch (error) {
         if (gone.aborted) throw clientDisconnected();
         last = classifyException(error);

@@ -39,6 +39,7 @@ export class RequestUsage {
       error_code: null,
       latency_ms: 0,
       ttft_ms: null,
+      upstream_ms: null,
       attempts: 0,
       started_at: startedAt.toISOString(),
     };

@@ -27,6 +27,8 @@ export const UsageData = z.object({
   latency_ms: z.number(),
   /** Time to the first byte of generated content sent to the client (streams). */
   ttft_ms: z.number().nullable(),
+  /** Time from handing the last attempt to the upstream pool to its response headers (pool wait included); null: no upstream answered. Absent in older events. */
+  upstream_ms: z.number().nullable().optional(),
   attempts: z.number().int().min(0),
   started_at: z.string(),
 });
