@@ -8,6 +8,10 @@
  * `alerts`: one row per firing, `state` firing until its AlertResolved (then resolved, with when,
  * why and the value then). Ids are time-ordered (`alert_` + the hex of a version 7 UUID), so the
  * id orders the list newest first and is its cursor.
+ *
+ * `alert_instances`: not a projection's table. Every instance running the evaluator writes its own
+ * row (its usage journal's depth) each evaluation interval; the evaluating instance sums the rows
+ * reported lately for `spool_backlog` (docs/decisions/0200-alerts.md).
  */
 import type { Kysely } from 'kysely';
 
@@ -57,9 +61,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('alerts_by_tenant').on('alerts').columns(['tenant_id', 'alert_id']).execute();
   await db.schema.createIndex('alerts_by_tenant_state').on('alerts').columns(['tenant_id', 'state', 'alert_id']).execute();
+
+  await db.schema
+    .createTable('alert_instances')
+    .addColumn('instance_id', 'varchar(128)', (c) => c.primaryKey())
+    .addColumn('spool_depth', 'integer', (c) => c.notNull())
+    .addColumn('reported_at', 'varchar(40)', (c) => c.notNull())
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('alert_instances').execute();
   await db.schema.dropTable('alerts').execute();
   await db.schema.dropTable('alert_rules').execute();
 }

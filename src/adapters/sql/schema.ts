@@ -563,7 +563,16 @@ export interface AlertsTable {
   resolved_message: string | null;
 }
 
+/** Each instance's last report for the alert evaluator (written directly, not projected; migration 0180). */
+export interface AlertInstancesTable {
+  instance_id: string;
+  /** Usage events in the instance's journal, not yet appended to the log. */
+  spool_depth: number;
+  reported_at: string;
+}
+
 export interface ReadModelTables {
+  alert_instances: AlertInstancesTable;
   alert_rules: AlertRulesTable;
   alerts: AlertsTable;
   files: FilesTable;
