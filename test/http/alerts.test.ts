@@ -37,7 +37,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     await cleanup();
   });
 
-  const rules = (token = s.adminToken, query = '') => `${s.url}/api/admin/alerts/rules${query}`;
+  const rules = () => `${s.url}/api/admin/alerts/rules`;
   const evaluator = () => s.app.ctx.alerts!;
   const alerts = async (query: string, token = s.adminToken) => {
     const res = await call(`${s.url}/api/admin/alerts${query}`, { token });
