@@ -201,6 +201,42 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     expect((await evaluator().evaluateOnce()).fired).toEqual([]);
   });
 
+  it.runIf(mode.enabled)("measures no_available_channels and p95_latency from the tenant's usage", async () => {
+    const admin = await loggedInUser(s, 'admin');
+    const user = await loggedInUser(s, 'user', admin.tenantId);
+    await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['m'] }, admin.token);
+    const made = [];
+    for (const body of [
+      { name: 'No channel', condition: { kind: 'no_available_channels', threshold: 1, window: 600 } },
+      { name: 'Slow', condition: { kind: 'p95_latency', threshold: 250, window: 600 } },
+      { name: 'Refused quota', condition: { kind: 'quota_exhausted', threshold: 0, window: 600 } },
+    ]) {
+      made.push((await call(rules(), { token: admin.token, body })).json);
+    }
+    const send = (model: string) => call(`${s.url}/v1/chat/completions`, { token: user.token, body: { model, messages: [{ role: 'user', content: 'hi' }] } });
+    expect((await send('nope')).json.error.code).toBe('no_available_channels');
+    expect((await send('nope')).status).toBe(503);
+    upstream.mode = { kind: 'slow', delayMs: 300 };
+    try {
+      expect((await send('m')).status).toBe(200);
+      expect((await send('m')).status).toBe(200);
+    } finally {
+      upstream.mode = { kind: 'reply' };
+    }
+    await s.app.ctx.usage.flush();
+    await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition(), { projections: ['usage'] });
+
+    expect((await evaluator().evaluateOnce()).fired).toHaveLength(2);
+    await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition(), { projections: ['alerts'] });
+    const firing = (await alerts('?state=firing', admin.token)).data;
+    expect(firing.map((a) => a.rule_name).sort()).toEqual(['No channel', 'Slow']);
+    const byName = Object.fromEntries(firing.map((a) => [a.rule_name, a]));
+    expect(byName['No channel']).toMatchObject({ value: 2, details: { models: [{ model: 'nope', requests: 2 }] } });
+    // 4 requests: the nearest-rank p95 is the slowest, a slow one.
+    expect(byName.Slow!.value).toBeGreaterThanOrEqual(300);
+    expect(byName.Slow!.details).toMatchObject({ requests: 4 });
+  });
+
   it.runIf(mode.enabled)('pages alerts newest first with a cursor', async () => {
     const other = await loggedInUser(s, 'admin');
     const victim = await createUser(s.url, s.adminToken, { tenant_id: other.tenantId });
@@ -220,5 +256,70 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     const second = await alerts(`?limit=2&cursor=${first.next_cursor}`, other.token);
     expect(second).toMatchObject({ has_more: false, next_cursor: null });
     expect(second.data.map((a) => a.id)).toEqual([fired[0]]);
+  });
+});
+
+/** The lease: two instances on the same NATS + MariaDB + Redis; one evaluates, the other takes over when it goes. */
+describe.runIf(MODES[1]!.enabled)('alert evaluation on two instances', () => {
+  let a: RunningApp;
+  let b: RunningApp;
+  let aClosed = false;
+  let cleanup: () => Promise<void> = async () => undefined;
+
+  beforeAll(async () => {
+    const { env, cleanup: drop } = MODES[1]!.env();
+    cleanup = drop;
+    a = await startApp({ ...env, ALERT_EVALUATION_INTERVAL: '1h' });
+    b = await startApp({ ...env, ALERT_EVALUATION_INTERVAL: '1h' });
+  });
+  afterAll(async () => {
+    if (!aClosed) await a?.close();
+    await b?.close();
+    await cleanup();
+  });
+
+  it('evaluates on one instance only; the other takes over when it closes, and fires once', async () => {
+    const [ea, eb] = [a.app.ctx.alerts!, b.app.ctx.alerts!];
+    // Both instances reported their spool depth at their first tick (spool_backlog sums them).
+    await ea.tick();
+    await eb.tick();
+    const reports = await a.app.ctx.sql.db.selectFrom('alert_instances').select('instance_id').execute();
+    expect(reports.map((r) => r.instance_id).sort()).toEqual([ea.instanceId, eb.instanceId].sort());
+
+    // A started first and holds the lease; B is refused as long as A renews it.
+    expect((await ea.evaluateOnce()).held).toBe(true);
+    expect((await eb.evaluateOnce()).held).toBe(false);
+    expect((await eb.evaluateOnce()).held).toBe(false);
+
+    // A rule created on A fires once, whichever instances race for it.
+    const created = await call(`${a.url}/api/admin/alerts/rules`, { token: a.adminToken, body: { name: 'Any failure', condition: { kind: 'failed_logins', threshold: 0, window: 300 } } });
+    await call(`${a.url}/v1/auth/login`, { body: { email: a.userEmail, password: 'wrong-password' } });
+    const rounds = await Promise.all([ea.evaluateOnce(), eb.evaluateOnce()]);
+    expect(rounds.map((r) => r.held)).toEqual([true, false]);
+    expect(rounds[0]!.fired).toHaveLength(1);
+    const metricsOf = async (e: typeof ea) => (await (e === ea ? a : b).app.ctx.metrics.alertsFiring.get()).values.find((v) => v.labels.severity === 'warning')?.value;
+    expect(await metricsOf(ea)).toBe(1);
+    expect(await metricsOf(eb)).toBe(0);
+
+    // A goes: its lease is released at close, and B's next round holds it.
+    await a.close();
+    aClosed = true;
+    const takeover = await eb.evaluateOnce();
+    expect(takeover.held).toBe(true);
+    // The rule still fires: B sees it firing (no second alert).
+    expect(takeover.fired).toEqual([]);
+    await b.app.ctx.runner.waitFor(await b.app.ctx.store.headPosition(), { projections: ['alerts'] });
+    const listed = await call(`${b.url}/api/admin/alerts?state=firing&rule_id=${created.json.id}`, { token: b.adminToken });
+    expect(listed.json.data.map((x: { id: string }) => x.id)).toEqual(rounds[0]!.fired);
+    expect(await metricsOf(eb)).toBe(1);
+  });
+
+  it('passes the lease on when its holder stops renewing it (a crashed instance)', async () => {
+    const eb = b.app.ctx.alerts!;
+    await b.app.ctx.counters.releaseLease('alerts:evaluator', eb.instanceId);
+    // An instance that took the lease for 300 ms and died.
+    expect(await b.app.ctx.counters.holdLease('alerts:evaluator', 'crashed-instance', 300)).toBe(true);
+    expect((await eb.evaluateOnce()).held).toBe(false);
+    await expect.poll(async () => (await eb.evaluateOnce()).held, { timeout: 5_000, interval: 100 }).toBe(true);
   });
 });
