@@ -78,6 +78,13 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     expect((await call(`${rules()}/${id}`, { method: 'DELETE', token: s.adminToken })).status).toBe(404);
   });
 
+  it.runIf(mode.enabled)('documents the endpoints in /openapi.json', async () => {
+    const paths = (await call(`${s.url}/openapi.json`)).json.paths as Record<string, Record<string, unknown>>;
+    expect(Object.keys(paths['/api/admin/alerts/rules']!).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(paths['/api/admin/alerts/rules/{rule_id}']!).sort()).toEqual(['delete', 'get', 'patch']);
+    expect(Object.keys(paths['/api/admin/alerts']!)).toEqual(['get']);
+  });
+
   it.runIf(mode.enabled)('refuses bad rules with a code, and non-admins', async () => {
     const post = (body: unknown, token = s.adminToken) => call(rules(), { token, body });
     const missing = await post({ condition: RULE.condition });
@@ -235,6 +242,25 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     // 4 requests: the nearest-rank p95 is the slowest, a slow one.
     expect(byName.Slow!.value).toBeGreaterThanOrEqual(300);
     expect(byName.Slow!.details).toMatchObject({ requests: 4 });
+  });
+
+  it.runIf(mode.enabled)('sums the spool backlog over the instances that reported lately; measures projection lag', async () => {
+    const admin = await loggedInUser(s, 'admin');
+    const spool = (await call(rules(), { token: admin.token, body: { name: 'Backlog', condition: { kind: 'spool_backlog', threshold: 5, window: 60 } } })).json;
+    await call(rules(), { token: admin.token, body: { name: 'Lag', condition: { kind: 'projection_lag', threshold: 1_000_000, window: 60 } } });
+    const db = s.app.ctx.sql.db;
+    // Another instance's report (its usage journal holds 7 events), and one long silent.
+    await db.insertInto('alert_instances').values({ instance_id: 'busy-instance', spool_depth: 7, reported_at: new Date().toISOString() }).execute();
+    await db.insertInto('alert_instances').values({ instance_id: 'gone-instance', spool_depth: 1000, reported_at: new Date(Date.now() - 6 * 3600_000).toISOString() }).execute();
+    try {
+      const round = await evaluator().tick();
+      expect(round.fired).toHaveLength(1);
+      await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition(), { projections: ['alerts'] });
+      const [alert] = (await alerts('?state=firing', admin.token)).data;
+      expect(alert).toMatchObject({ rule_id: spool.id, value: 7, details: { instances: [{ instance: 'busy-instance', depth: 7 }], reporting: 2 } });
+    } finally {
+      await db.deleteFrom('alert_instances').where('instance_id', 'in', ['busy-instance', 'gone-instance']).execute();
+    }
   });
 
   it.runIf(mode.enabled)('pages alerts newest first with a cursor', async () => {

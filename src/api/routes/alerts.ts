@@ -27,6 +27,7 @@ export const newRuleId = () => `rule_${timeOrderedUuid().replace(/-/g, '')}`;
 
 const Threshold = z.number().nonnegative().describe('fires when the measured value is above it (relay_error_rate: a share 0..1; p95_latency: ms; the other kinds: a count)');
 const Window = z.number().int().positive().describe('seconds the measurement looks back (unused by channel_unhealthy, projection_lag and spool_backlog)');
+const ResolveReason = z.enum(['condition_cleared', 'rule_disabled', 'rule_changed', 'rule_deleted']);
 const Condition = z.object({ kind: AlertKind, threshold: Threshold, window: Window });
 
 export const CreateAlertRuleRequest = z.object({
@@ -79,7 +80,7 @@ export const AlertView = z.object({
   fired_at: z.string(),
   resolved_at: z.string().nullable(),
   resolution: z
-    .object({ value: z.number(), reason: z.enum(['condition_cleared', 'rule_disabled', 'rule_changed', 'rule_deleted']), message: z.string() })
+    .object({ value: z.number(), reason: ResolveReason, message: z.string() })
     .nullable()
     .describe('null while firing'),
 });
@@ -131,7 +132,7 @@ export function alertView(row: AlertsTable): z.infer<typeof AlertView> {
     resolved_at: row.resolved_at,
     resolution:
       row.state === 'resolved'
-        ? { value: Number(row.resolved_value), reason: row.resolved_reason as 'condition_cleared', message: row.resolved_message ?? '' }
+        ? { value: Number(row.resolved_value), reason: ResolveReason.parse(row.resolved_reason), message: row.resolved_message ?? '' }
         : null,
   };
 }
