@@ -211,7 +211,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
   it.runIf(mode.enabled)("measures no_available_channels and p95_latency from the tenant's usage", async () => {
     const admin = await loggedInUser(s, 'admin');
     const user = await loggedInUser(s, 'user', admin.tenantId);
-    await createChannel(s, { type: 'openai', base_url: upstream.baseUrl, models: ['m'] }, admin.token);
+    const channel = await createChannel(s, { type: 'openai', name: 'flaky', base_url: upstream.baseUrl, models: ['m'] }, admin.token);
     const made = [];
     for (const body of [
       { name: 'No channel', condition: { kind: 'no_available_channels', threshold: 1, window: 600 } },
@@ -242,6 +242,17 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     // 4 requests: the nearest-rank p95 is the slowest, a slow one.
     expect(byName.Slow!.value).toBeGreaterThanOrEqual(300);
     expect(byName.Slow!.details).toMatchObject({ requests: 4 });
+
+    // A channel marked unhealthy (as channel health does after failures) fires channel_unhealthy.
+    const down = (await call(rules(), { token: admin.token, body: { name: 'Down', condition: { kind: 'channel_unhealthy', threshold: 0, window: 60 } } })).json;
+    await s.app.ctx.views.channels.waitFor(await s.app.ctx.store.headPosition());
+    const routable = s.app.ctx.views.channels.state.get(channel.id)!;
+    await s.app.ctx.health.setHealth(routable.channel, false, Date.now() + 60_000, 'test: 5 failures', null);
+    await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition(), { projections: ['channels'] });
+    expect((await evaluator().evaluateOnce()).fired).toHaveLength(1);
+    await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition(), { projections: ['alerts'] });
+    const [unhealthy] = (await alerts(`?state=firing&rule_id=${down.id}`, admin.token)).data;
+    expect(unhealthy).toMatchObject({ value: 1, message: 'Down: 1 channel unhealthy (flaky)', details: { unhealthy: [{ id: channel.id, name: 'flaky', reason: 'test: 5 failures' }] } });
   });
 
   it.runIf(mode.enabled)('sums the spool backlog over the instances that reported lately; measures projection lag', async () => {
