@@ -54,6 +54,7 @@ import { ProjectorThread, type Projectors } from './projections/runtime/projecto
 import { FileService } from './files/service.js';
 import { openFileProcessor } from './files/processing/index.js';
 import { FileProcessingRunner } from './files/processing/runner.js';
+import { AlertEvaluator } from './alerts/evaluator.js';
 
 export interface App {
   ctx: AppContext;
@@ -190,6 +191,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     ingress: { chatCompletions: chatCompletionsIngress(sql.db, fileService) },
   });
 
+  // Alert rules: every instance reports its spool depth; the one holding the lease evaluates.
+  const alerts = config.alerts.enabled
+    ? new AlertEvaluator({ db: sql.db, counters, commands, projections: () => runner.status(), spoolDepth: () => usage.depth, metrics, logger, intervalMs: config.alerts.evaluationIntervalMs })
+    : null;
   const ctx: AppContext = {
     config,
     logger,
@@ -223,6 +228,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     mfa: { secrets: new SecretBox(config.secret, 'mfa-secrets'), recoveryCodes: new RecoveryCodeHasher(config.secret) },
     metrics,
     files: { service: fileService, storage, processing, attachments: fileService },
+    alerts,
   };
   const server = await buildServer(ctx);
   // Files a dead instance left waiting or half-processed (processed in the background).
@@ -245,6 +251,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     );
   }, config.auth.sessionRetentionIntervalMs);
   sessionRetention.unref();
+  alerts?.start();
 
   return {
     ctx,
@@ -279,6 +286,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     async close() {
       clearInterval(sessionRetention);
       await pruning;
+      // Before the stores close: a round in progress finishes and the lease goes to another instance.
+      await alerts?.close();
       // No new connections; idle keep-alive ones close; those fastify took over close with it.
       const frontClosed = front ? new Promise<void>((resolve) => front!.close(() => resolve())) : Promise.resolve();
       front?.closeIdleConnections();

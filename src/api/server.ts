@@ -13,6 +13,7 @@ import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { parseJsonBody } from './json-body.js';
+import { alertRoutes } from './routes/alerts.js';
 import { authRoutes } from './routes/auth.js';
 import { billingRoutes } from './routes/billing.js';
 import { healthRoutes } from './routes/health.js';
@@ -131,5 +132,6 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(conversationRoutes(ctx));
   await app.register(conversationMessageRoutes(ctx));
   await app.register(fileRoutes(ctx));
+  await app.register(alertRoutes(ctx));
   return app;
 }

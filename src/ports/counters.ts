@@ -170,6 +170,16 @@ export interface Counters {
    */
   settle(settlement: Settlement): Promise<SettlementResult>;
 
+  /**
+   * A lease held by one owner at a time (one instance runs a job; another takes over when it dies):
+   * takes `key` for `owner` when it is free or its holder's lease expired, renews it (for `ttlMs`
+   * from now) when `owner` already holds it, and answers false while another owner holds it.
+   * Atomic: of owners racing for a free lease exactly one gets true.
+   */
+  holdLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `owner` holds it (another owner's lease is left alone). */
+  releaseLease(key: string, owner: string): Promise<void>;
+
   /** Deletes every key under this adapter's prefix that starts with `keyPrefix` (tests, rebuilds). */
   clear(keyPrefix: string): Promise<void>;
 

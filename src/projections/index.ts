@@ -1,6 +1,7 @@
 /** Every projection the runner drives, by name. Add a new one here after writing its file. */
 import { SecretBox } from '../crypto/secret-box.js';
 import { accountsProjection } from './accounts.js';
+import { alertsProjection } from './alerts.js';
 import { billingProjection } from './billing/projection.js';
 import { channelsProjection } from './channels.js';
 import { conversationsProjection } from './conversations.js';
@@ -33,5 +34,6 @@ export function projectionsOf(deps: ProjectionDeps): readonly Projection[] {
     usageProjection,
     conversationsProjection(new SecretBox(deps.secret, 'data-keys')),
     filesProjection(new SecretBox(deps.secret, 'data-keys')),
+    alertsProjection,
   ];
 }

@@ -283,6 +283,56 @@ export function countersContract(name: string, open: () => Promise<CountersFixtu
       });
     });
 
+    describe('owner leases', () => {
+      it('is taken when free, renewed by its owner, refused to others, and freed by its owner only', async () => {
+        const c = await start();
+        expect(await c.holdLease('job', 'a', 60_000)).toBe(true);
+        expect(await c.holdLease('job', 'b', 60_000)).toBe(false);
+        expect(await c.holdLease('job', 'a', 60_000)).toBe(true);
+        await c.releaseLease('job', 'b'); // not b's: nothing happens
+        expect(await c.holdLease('job', 'b', 60_000)).toBe(false);
+        await c.releaseLease('job', 'a');
+        expect(await c.holdLease('job', 'b', 60_000)).toBe(true);
+        expect(await c.holdLease('job', 'a', 60_000)).toBe(false);
+        // Leases of other keys, and counters of the same name, are apart.
+        expect(await c.holdLease('other-job', 'a', 60_000)).toBe(true);
+        await c.set('job', 7);
+        expect(await c.get('job')).toBe(7);
+        expect(await c.holdLease('job', 'a', 60_000)).toBe(false);
+      });
+
+      it('passes to another owner once the holder stops renewing it', async () => {
+        const c = await start();
+        expect(await c.holdLease('job', 'a', 300)).toBe(true);
+        expect(await c.holdLease('job', 'b', 300)).toBe(false);
+        await sleep(450);
+        expect(await c.holdLease('job', 'b', 60_000)).toBe(true);
+        expect(await c.holdLease('job', 'a', 300)).toBe(false);
+      });
+
+      it('renewing pushes the expiry forward', async () => {
+        const c = await start();
+        expect(await c.holdLease('job', 'a', 400)).toBe(true);
+        await sleep(250);
+        expect(await c.holdLease('job', 'a', 400)).toBe(true);
+        await sleep(250); // past the first lease's end, within the renewed one
+        expect(await c.holdLease('job', 'b', 400)).toBe(false);
+      });
+
+      it('goes to exactly one of 20 owners racing for it', async () => {
+        const c = await start();
+        const taken = await Promise.all(Array.from({ length: 20 }, (_, i) => c.holdLease('race', `owner-${i}`, 60_000)));
+        expect(taken.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('is removed by clear', async () => {
+        const c = await start();
+        expect(await c.holdLease('p:job', 'a', 60_000)).toBe(true);
+        await c.clear('p:');
+        expect(await c.holdLease('p:job', 'b', 60_000)).toBe(true);
+      });
+    });
+
     describe('clear', () => {
       it('removes every kind of key under the given prefix and nothing else', async () => {
         const c = await start();

@@ -175,3 +175,21 @@ describe('MemoryCounters with an injected clock', () => {
     await expect(c.get('k')).rejects.toThrow(/closed/);
   });
 });
+
+describe('MemoryCounters owner leases with an injected clock', () => {
+  it('expires exactly ttlMs after the last hold, and the sweep drops it', async () => {
+    const clock = manualClock();
+    const c = new MemoryCounters({ now: clock.now, sweepIntervalMs: 1_000 });
+    expect(await c.holdLease('job', 'a', 3_000)).toBe(true);
+    clock.advance(2_999);
+    expect(await c.holdLease('job', 'b', 3_000)).toBe(false);
+    expect(await c.holdLease('job', 'a', 3_000)).toBe(true); // renewed until 5_999
+    clock.advance(2_999);
+    expect(await c.holdLease('job', 'b', 3_000)).toBe(false);
+    clock.advance(1);
+    expect(await c.holdLease('job', 'b', 3_000)).toBe(true);
+    clock.advance(10_000);
+    await c.get('anything'); // runs the sweep
+    expect(c.keyCount()).toBe(0);
+  });
+});

@@ -11,7 +11,8 @@
  *   their own, so the same key name used by different kinds never interferes.
  * - `adjust`/`reserve` keep an existing TTL unless `adjust` is given a new one; `set` without
  *   `ttlMs` leaves the counter without expiry (like Redis SET).
- * - Slots are leases scored by expiry; a lease is gone once `now >= expiresAt`.
+ * - Slots are leases scored by expiry; a lease is gone once `now >= expiresAt`. Owner leases
+ *   (`holdLease`) have a namespace of their own, one owner and one expiry per key.
  * - `admit` reads every limit, decides, and only then writes (all in one synchronous run), so a
  *   refused admission changes nothing; `settle` likewise applies all its parts in one run. They use
  *   the same window logs, slot sets and counters as the single operations.
@@ -65,6 +66,11 @@ interface CounterState {
 /** leaseId -> expiresAt. */
 type SlotState = Map<string, number>;
 
+interface LeaseState {
+  owner: string;
+  expiresAt: number;
+}
+
 export class MemoryCounters implements Counters {
   readonly kind = 'memory';
 
@@ -73,6 +79,7 @@ export class MemoryCounters implements Counters {
   private readonly windows = new Map<string, WindowState>();
   private readonly counters = new Map<string, CounterState>();
   private readonly slots = new Map<string, SlotState>();
+  private readonly leases = new Map<string, LeaseState>();
   private lastSweep: number;
   private closed = false;
 
@@ -175,6 +182,20 @@ export class MemoryCounters implements Counters {
     this.release(key, leaseId);
   }
 
+  async holdLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertPositive('ttlMs', ttlMs);
+    const now = this.tick();
+    const held = this.leases.get(key);
+    if (held && held.owner !== owner && now < held.expiresAt) return false;
+    this.leases.set(key, { owner, expiresAt: now + ttlMs });
+    return true;
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    this.tick();
+    if (this.leases.get(key)?.owner === owner) this.leases.delete(key);
+  }
+
   async admit(request: AdmissionRequest): Promise<AdmissionResult> {
     assertAdmission(request);
     const now = this.tick();
@@ -265,7 +286,7 @@ export class MemoryCounters implements Counters {
 
   async clear(keyPrefix: string): Promise<void> {
     this.assertOpen();
-    for (const map of [this.windows, this.counters, this.slots] as Array<Map<string, unknown>>) {
+    for (const map of [this.windows, this.counters, this.slots, this.leases] as Array<Map<string, unknown>>) {
       for (const key of [...map.keys()]) if (key.startsWith(keyPrefix)) map.delete(key);
     }
   }
@@ -279,11 +300,12 @@ export class MemoryCounters implements Counters {
     this.windows.clear();
     this.counters.clear();
     this.slots.clear();
+    this.leases.clear();
   }
 
-  /** Number of keys held (windows + counters + slot sets). For leak checks in tests. */
+  /** Number of keys held (windows + counters + slot sets + leases). For leak checks in tests. */
   keyCount(): number {
-    return this.windows.size + this.counters.size + this.slots.size;
+    return this.windows.size + this.counters.size + this.slots.size + this.leases.size;
   }
 
   private assertOpen(): void {
@@ -305,6 +327,7 @@ export class MemoryCounters implements Counters {
     for (const [key, state] of this.windows) if (now >= state.expiresAt) this.windows.delete(key);
     for (const [key, state] of this.counters) if (state.expiresAt !== null && now >= state.expiresAt) this.counters.delete(key);
     for (const [key, leases] of this.slots) this.pruneSlots(key, leases, now);
+    for (const [key, lease] of this.leases) if (now >= lease.expiresAt) this.leases.delete(key);
   }
 
   private liveCounter(key: string, now: number): CounterState | undefined {

@@ -12,6 +12,7 @@
  *   <prefix>w:<key>  sorted set  window log: member "<weight>:<unique id>", score = time (ms)
  *   <prefix>t:<key>  string      running total weight of the window log
  *   <prefix>s:<key>  sorted set  slot leases: member = lease id, score = expiry time (ms)
+ *   <prefix>l:<key>  string      owner lease: the owner, expiring with the lease (PX)
  *
  * Window algorithm: an EXACT sliding window (not the two-bucket sliding-window-counter
  * approximation). Each counted hit is one sorted-set entry scored by server time, carrying its
@@ -196,6 +197,23 @@ redis.call('ZADD', KEYS[1], fmt(now + tonumber(ARGV[2])), ARGV[3])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(last[2]) - now) + 1)
 return ARGV[3]
+`;
+
+/**
+ * KEYS: lease. ARGV: owner, ttlMs. Takes a free (or expired: Redis dropped it) lease or renews the
+ * owner's own; 1 when `owner` holds it after the call. Expiry is Redis's, so clocks need not agree.
+ */
+const HOLD_LEASE = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/** KEYS: lease. ARGV: owner. Deletes the lease only when `owner` holds it. */
+const RELEASE_LEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
 `;
 
 /**
@@ -454,6 +472,8 @@ const SCRIPTS = {
   reserve: { name: 'switchyardCountersReserveV1', lua: RESERVE, numberOfKeys: 1 },
   adjust: { name: 'switchyardCountersAdjustV1', lua: ADJUST, numberOfKeys: 1 },
   acquireSlot: { name: 'switchyardCountersAcquireSlotV1', lua: ACQUIRE_SLOT, numberOfKeys: 1 },
+  holdLease: { name: 'switchyardCountersHoldLeaseV1', lua: HOLD_LEASE, numberOfKeys: 1 },
+  releaseLease: { name: 'switchyardCountersReleaseLeaseV1', lua: RELEASE_LEASE, numberOfKeys: 1 },
   admit: { name: 'switchyardCountersAdmitV1', lua: ADMIT },
   settle: { name: 'switchyardCountersSettleV1', lua: SETTLE },
 } satisfies Record<string, ScriptDefinition>;
@@ -564,6 +584,15 @@ export class RedisCounters implements Counters {
     await this.redis.zrem(this.k('s', key), leaseId);
   }
 
+  async holdLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertPositive('ttlMs', ttlMs);
+    return (await this.run('holdLease', this.k('l', key), owner, String(Math.ceil(ttlMs)))) === 1;
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    await this.run('releaseLease', this.k('l', key), owner);
+  }
+
   async admit(request: AdmissionRequest): Promise<AdmissionResult> {
     assertAdmission(request);
     const { windows, checkWindows, slot, reservation } = request;
@@ -644,7 +673,7 @@ export class RedisCounters implements Counters {
 
   /** SCAN (never KEYS) in batches, unlinking each batch; not atomic, meant for tests and rebuilds. */
   async clear(keyPrefix: string): Promise<void> {
-    const pattern = `${escapeGlob(this.prefix)}[cwts]:${escapeGlob(keyPrefix)}*`;
+    const pattern = `${escapeGlob(this.prefix)}[cwtsl]:${escapeGlob(keyPrefix)}*`;
     let cursor = '0';
     do {
       const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -666,7 +695,7 @@ export class RedisCounters implements Counters {
     }
   }
 
-  private k(kind: 'c' | 'w' | 't' | 's', key: string): string {
+  private k(kind: 'c' | 'w' | 't' | 's' | 'l', key: string): string {
     return `${this.prefix}${kind}:${key}`;
   }
 

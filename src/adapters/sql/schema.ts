@@ -515,7 +515,66 @@ export interface FilesTable {
   deleted_at: string | null;
 }
 
+/** An alert rule of a tenant and its firing state (migration 0180, projection `alerts`). */
+export interface AlertRulesTable {
+  rule_id: string;
+  tenant_id: string;
+  name: string;
+  kind: string;
+  threshold: number;
+  window_seconds: number;
+  severity: string;
+  /** JSON array of webhook ids. */
+  notify: string;
+  enabled: number;
+  /** The open alert's id, NULL when the rule is not firing. */
+  firing_alert_id: string | null;
+  firing_value: number | null;
+  firing_since: string | null;
+  /** The rule stream's version after its last event (what the evaluator fires against). */
+  version: number;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One firing of a rule (migration 0180, projection `alerts`). */
+export interface AlertsTable {
+  /** `alert_` + a time-ordered hex id: orders the list and is its cursor. */
+  alert_id: string;
+  tenant_id: string;
+  rule_id: string;
+  rule_name: string;
+  kind: string;
+  severity: string;
+  state: 'firing' | 'resolved';
+  value: number;
+  threshold: number;
+  window_seconds: number;
+  /** JSON array of webhook ids told. */
+  notify: string;
+  message: string;
+  /** JSON object: what was measured. */
+  details: string;
+  fired_at: string;
+  resolved_at: string | null;
+  resolved_value: number | null;
+  resolved_reason: string | null;
+  resolved_message: string | null;
+}
+
+/** Each instance's last report for the alert evaluator (written directly, not projected; migration 0180). */
+export interface AlertInstancesTable {
+  instance_id: string;
+  /** Usage events in the instance's journal, not yet appended to the log. */
+  spool_depth: number;
+  reported_at: string;
+}
+
 export interface ReadModelTables {
+  alert_instances: AlertInstancesTable;
+  alert_rules: AlertRulesTable;
+  alerts: AlertsTable;
   files: FilesTable;
   data_keys: DataKeysTable;
   conversations: ConversationsTable;

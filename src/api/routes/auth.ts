@@ -15,6 +15,8 @@ import { hashRefreshToken, newRefreshToken, newSessionId, sessionIdOf } from '..
 import type { Role } from '../../auth/tokens.js';
 import type { CommandResult } from '../../commands/decider.js';
 import { sessions } from '../../commands/sessions/decider.js';
+import { DEFAULT_TENANT } from '../../commands/tenants/decider.js';
+import { countFailedLogin } from '../../alerts/sources.js';
 import { normalizeEmail, users } from '../../commands/users/decider.js';
 import { AppError, UnauthorizedError } from '../../errors.js';
 import { requirePrincipal } from '../auth.js';
@@ -104,8 +106,10 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       throw new AppError(429, 'rate_limit_error', 'too_many_login_attempts', `too many failed logins; retry after ${retryAfter}s`, { 'retry-after': retryAfter });
     }
   };
-  const countFailure = async (email: string, ip: string) => {
+  /** `tenantId`: the account's tenant; unknown emails count for the default tenant (its operators watch guessing). */
+  const countFailure = async (email: string, ip: string, tenantId: string) => {
     for (const window of failureWindows(email, ip)) await ctx.counters.hitWindow(window.key, { limit: window.limit, windowMs: throttle.windowMs });
+    await countFailedLogin(ctx.counters, tenantId);
   };
 
   return async (app) => {
@@ -117,7 +121,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       // Unknown emails cost a hash too: the answer time does not tell which emails exist.
       const matches = await verifyPassword(request.body.password, account?.password_hash ?? (await dummyPasswordHash()));
       if (!account || !matches || refused(account)) {
-        await countFailure(email, ip);
+        await countFailure(email, ip, account?.tenant_id ?? DEFAULT_TENANT);
         throw new UnauthorizedError();
       }
       if (auth.mfaEnabled && account.mfa_enabled === 1) {
@@ -125,7 +129,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           await checkSecondFactor(request, account, request.body.mfa_code);
         } catch (error) {
           // A missing code is a step of a normal login, not a guess; a wrong one is a guess.
-          if (error instanceof UnauthorizedError && error.code !== 'mfa_required') await countFailure(email, ip);
+          if (error instanceof UnauthorizedError && error.code !== 'mfa_required') await countFailure(email, ip, account.tenant_id);
           throw error;
         }
       }
