@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { LEVEL_OF_PINO, LOG_CATEGORIES, type LogCategory, type LogEntry, type LogLevel } from './entry.js';
+import { nullPrototype, ownValue, type NullPrototypeRecord } from '../own.js';
 import { scrubString, scrubValue } from './redact.js';
 
 /** pino's numeric levels (its defaults; the project defines no custom ones). */
@@ -21,7 +22,7 @@ export const PROCESS_INSTANCE = `${hostname()}:${process.pid}`;
 
 export function levelOfPino(level: unknown): LogLevel {
   const name = typeof level === 'number' ? PINO_LEVEL_NAMES[level] : typeof level === 'string' ? level : undefined;
-  return (name !== undefined ? LEVEL_OF_PINO[name] : undefined) ?? 'INFO';
+  return (name !== undefined ? ownValue(LEVEL_OF_PINO, name) : undefined) ?? 'INFO';
 }
 
 /** Components whose warnings and errors are the application's (API and relay), not the system's. */
@@ -48,7 +49,7 @@ export function entryOfRecord(record: Readonly<Record<string, unknown>>, options
   fields.request_id ??= text(record.reqId);
   const component = fields.component ?? (fields.request_id !== undefined ? 'http' : 'app');
   const category = fields.category !== undefined && CATEGORIES.has(fields.category) ? (fields.category as LogCategory) : defaultCategory(level, component);
-  const details: Record<string, unknown> = {};
+  const details: NullPrototypeRecord<unknown> = nullPrototype({});
   for (const [name, value] of Object.entries(record)) {
     if (PINO_FIELDS.has(name) || name === 'reqId' || (ENTRY_FIELDS as readonly string[]).includes(name)) continue;
     details[name] = value;

@@ -106,7 +106,8 @@ export function scrubValue(value: unknown, depth = 0): unknown {
     const scrubbed = isRedactedField(name) && item !== null && item !== undefined && item !== REDACTED ? REDACTED : scrubValue(item, depth + 1);
     if (scrubbed !== item) {
       out ??= { ...(value as Record<string, unknown>) };
-      out[name] = scrubbed;
+      // defineProperty: a field named `__proto__` (JSON.parse makes such own fields) stays a field.
+      Object.defineProperty(out, name, { value: scrubbed, enumerable: true, writable: true, configurable: true });
     }
   }
   return out ?? value;
