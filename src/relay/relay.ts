@@ -334,8 +334,17 @@ export class Relay {
 
   /** Where the details of an upstream failure go: the log, unless the channel's tenant turned error_logging off. */
   private failureLog(channel: Channel): Logger | null {
-    return this.deps.tenantSettings(channel.tenantId).error_logging ? this.deps.logger : null;
+    if (!this.deps.tenantSettings(channel.tenantId).error_logging) return null;
+    let log = this.providerLogs.get(channel.type);
+    if (!log) {
+      log = this.deps.logger.child({ category: 'application', component: `provider:${channel.type}`, event: 'upstream_failed' });
+      this.providerLogs.set(channel.type, log);
+    }
+    return log;
   }
+
+  /** One child logger per provider kind (made on a first failure, not per request). */
+  private readonly providerLogs = new Map<string, Logger>();
 
   /** The internals of an upstream failure, for operators (callers get upstreamFailureOf's answer). */
   private logUpstreamFailure(error: unknown, candidate: Candidate, requestId: string): void {

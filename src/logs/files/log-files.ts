@@ -30,6 +30,8 @@ export interface LogFilesOptions {
   clock?: () => number;
   /** Told of a failing write or retention step (once until writing works again). */
   onError?: (error: unknown, what: string) => void;
+  /** Told what each retention run did. */
+  onRetention?: (report: RetentionReport) => void;
   /** How long an entry may wait in memory before its batch is written. */
   flushDelayMs?: number;
   /** Entries waiting past this many bytes are dropped (and counted) rather than exhaust memory. */
@@ -131,8 +133,10 @@ export class LogFileWriter {
     await this.enqueue(() => this.closeFiles(() => true));
   }
 
-  runRetention(): Promise<RetentionReport> {
-    return this.enqueue(() => this.retain());
+  async runRetention(): Promise<RetentionReport> {
+    const report = await this.enqueue(() => this.retain());
+    this.options.onRetention?.(report);
+    return report;
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
