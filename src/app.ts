@@ -64,6 +64,8 @@ export interface App {
   /** Starts the HTTP and metrics listeners; resolves with their base URLs. */
   listen(): Promise<{ url: string; metricsUrl: string | null }>;
   close(): Promise<void>;
+  /** The day's category files under LOG_DIR (null when LOG_FILES_ENABLED is false). */
+  logFiles: LogFiles | null;
 }
 
 export interface AppOptions {
@@ -284,6 +286,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   return {
     ctx,
     server,
+    logFiles,
     async listen() {
       let url: string;
       const kind = config.server.httpServer;
