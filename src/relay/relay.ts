@@ -301,6 +301,9 @@ export class Relay {
       if (upstream.statusCode >= 400) {
         const text = await upstream.body.text().catch(() => '');
         last = classifyStatus(provider, upstream.statusCode, text, upstream.headers);
+        // The channel's own failures (its key refused, the provider down) are the operators' news; a client's mistake is noted at info.
+        const log = this.failureLog(candidate.channel);
+        log?.[last.channelFault ? 'warn' : 'info']({ request_id: requestId, channel: candidate.channel.id, status: upstream.statusCode, code: last.error.code, reason: last.message.slice(0, 500) }, `upstream answered ${upstream.statusCode}`);
         if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, requestId);
         if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
         if (!this.mayRetry(last, body, candidate.channel, i)) throw last.error;
