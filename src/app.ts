@@ -132,7 +132,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const metrics = new Metrics();
   const projectionsLog = logger.child({ component: 'projections' });
   const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, projectionsLog) : new ProjectionRunner(store, sql.db, projectionsOf(config), projectionsLog);
-  const usage = new UsagePublisher(store, logger, {
+  // Its failures are appends to the event log (the bus in distributed mode) and its journal.
+  const usage = new UsagePublisher(store, logger.child({ component: 'bus' }), {
     journalDir: join(config.dirs.data, 'usage-journal'),
     journalWait: config.usageJournal.wait,
     journalFsyncMs: config.usageJournal.fsyncMs,
@@ -145,7 +146,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   // This instance's usage events reach its billing view as the relay publishes them, so admission
   // sees a request's cost at once; the views skip them when the log hands them back, so the
   // serving thread never parses its own usage commits (only the billing view folds usage events).
-  const views = new LiveViews(store, sql, secrets, logger, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
+  const views = new LiveViews(store, sql, secrets, projectionsLog, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
   usage.addSink('billing view', (data) => foldUsage(views.billing.state, data));
   usage.addSink('slow requests', slowRelayRequests(logger, config.logs.slowRequestMs));
   const commands = new CommandBus(store, metrics);
