@@ -57,8 +57,9 @@ export function validationError(error: { validation?: Array<{ instancePath: stri
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) {
-      // A server-side failure the API answered on purpose (a dependency down, a timeout): the application log's; maintenance is not news.
-      if (error.status >= 500 && error.code !== 'maintenance') {
+      // A server-side failure the API answered on purpose (a dependency down, a timeout): the application log's. Maintenance is
+      // not news; relay routes' failures are the relay's to log (it honours the tenant's error_logging).
+      if (error.status >= 500 && error.code !== 'maintenance' && !request.routeOptions.schema?.tags?.includes('relay')) {
         request.log.warn({ category: 'application', component: 'http', event: 'api_error', status: error.status, code: error.code, route: request.routeOptions.url ?? null, err: error }, `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} answered ${error.status} ${error.code}`);
       }
       return sendAppError(reply, error);
