@@ -46,6 +46,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
   let logDir: string;
   let now = Date.now();
   const stdout: string[] = [];
+  /** API keys the tests made: none may reach a file or stdout. */
+  const keys: string[] = [];
   const day = () => new Date().toISOString().slice(0, 10);
 
   beforeAll(async () => {
@@ -67,25 +69,37 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
   });
 
   const flush = () => s.app.logFiles!.flush();
-  const live = (name: string) => join(logDir, day(), name);
+  /** Every entry of today's `<name>` files: rotated parts (oldest first), then the live one. */
+  const todays = (name: string) => {
+    const parts = readdirSync(join(logDir, day())).filter((f) => f.startsWith(`${name}.`) && f !== `${name}.log`);
+    parts.sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]));
+    return [...parts, `${name}.log`].flatMap((f) => entriesOf(join(logDir, day(), f)));
+  };
 
   it.runIf(mode.enabled)('refused logins, API keys and forbidden attempts are security entries of the day', async () => {
     expect((await call(`${s.url}/v1/auth/login`, { body: { email: s.userEmail, password: WRONG_PASSWORD } })).status).toBe(401);
     expect((await call(`${s.url}/v1/auth/login`, { body: { email: 'nobody@switchyard.test', password: WRONG_PASSWORD } })).status).toBe(401);
     expect((await call(`${s.url}/v1/chat/completions`, { token: UNKNOWN_KEY, body: { model: 'm', messages: [{ role: 'user', content: PRIVATE_TEXT }] } })).status).toBe(401);
     expect((await call(`${s.url}/v1/admin/users`, { token: s.userToken })).status).toBe(403);
+    const created = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'only-10', user_id: s.userId, ip_restrictions: { allowed_ips: ['10.0.0.0/8'] } } });
+    expect(created.status).toBe(201);
+    await s.app.ctx.views.keys.waitFor(await s.app.ctx.store.headPosition());
+    const fenced = await call(`${s.url}/v1/chat/completions`, { token: created.json.key as string, body: { model: 'm', messages: [{ role: 'user', content: PRIVATE_TEXT }] } });
+    expect([fenced.status, fenced.json.error.code]).toEqual([403, 'ip_not_allowed']);
+    keys.push(created.json.key as string);
     await flush();
 
-    const security = entriesOf(live('security.log'));
+    const security = todays('security');
     const wrongPassword = security.find((e) => e.event === 'login_failed' && e.details.reason === 'wrong password');
     expect(wrongPassword).toMatchObject({ level: 'WARNING', category: 'security', component: 'auth', user_id: s.userId, tenant_id: 'default', ip_address: expect.any(String), details: { email: s.userEmail } });
     expect(security.find((e) => e.event === 'login_failed' && e.details.reason === 'unknown user')).toMatchObject({ details: { email: 'nobody@switchyard.test' } });
     expect(security.find((e) => e.event === 'api_key_refused')).toMatchObject({ component: 'relay', ip_address: expect.any(String), details: { reason: 'unknown or revoked API key' } });
     expect(security.find((e) => e.event === 'forbidden')).toMatchObject({ user_id: s.userId, tenant_id: 'default', details: { lacking: expect.any(String) } });
+    expect(security.find((e) => e.event === 'ip_not_allowed')).toMatchObject({ component: 'relay', user_id: s.userId, tenant_id: 'default', details: { key_id: created.json.id } });
     for (const entry of security) expect(entry.category).toBe('security');
     // Startup is the system's; every request was slower than the 0 ms threshold: performance.
-    expect(entriesOf(live('system.log')).some((e) => e.event === 'startup' && e.details.version)).toBe(true);
-    expect(entriesOf(live('performance.log')).some((e) => e.event === 'slow_request' && e.component === 'http')).toBe(true);
+    expect(todays('system').some((e) => e.event === 'startup' && e.details.version)).toBe(true);
+    expect(todays('performance').some((e) => e.event === 'slow_request' && e.component === 'http')).toBe(true);
   });
 
   it.runIf(mode.enabled)('a provider failure is an application entry of provider:<kind>, its key masked', async () => {
@@ -95,19 +109,22 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     expect(res.status).toBeGreaterThanOrEqual(400);
     await s.app.ctx.usage.flush();
     await flush();
-    const application = entriesOf(live('application.log'));
+    const application = todays('application');
     expect(application.find((e) => e.component === 'provider:openai')).toMatchObject({ level: 'WARNING', event: 'upstream_failed', request_id: expect.any(String) });
     // The relay request was slow too (0 ms threshold): a relay performance entry with its model.
-    expect(entriesOf(live('performance.log')).some((e) => e.component === 'relay' && e.details.model === 'm')).toBe(true);
+    expect(todays('performance').some((e) => e.component === 'relay' && e.details.model === 'm')).toBe(true);
   });
 
   it.runIf(mode.enabled)('a file past LOG_FILE_MAX_SIZE rotates into numbered gzip files', async () => {
-    // Failed logins until security.log has rotated (the throttle's 429s are security entries too).
+    const rotations = () => readdirSync(join(logDir, day())).filter((n) => /^security\.\d+\.log\.gz$/.test(n)).length;
+    const before = rotations();
+    // Failed logins until security.log has rotated again (the throttle's 429s are security entries too).
     for (let i = 0; i < 8; i++) await call(`${s.url}/v1/auth/login`, { body: { email: `rotate-${i}@switchyard.test`, password: WRONG_PASSWORD } });
     await flush();
     const names = readdirSync(join(logDir, day())).filter((n) => n.startsWith('security.'));
     expect(names).toContain('security.log');
     expect(names).toContain('security.1.log.gz');
+    expect(rotations()).toBeGreaterThan(before);
     const rotated = entriesOf(join(logDir, day(), 'security.1.log.gz'));
     expect(rotated.length).toBeGreaterThan(0);
     for (const entry of rotated) expect(entry.category).toBe('security');
@@ -143,7 +160,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     const files = filesUnder(logDir);
     expect(files.length).toBeGreaterThan(0);
     const written = [...files.map((f) => textOf(join(logDir, f))), stdout.join('')];
-    const secrets = [WRONG_PASSWORD, UNKNOWN_KEY, PROVIDER_KEY, PRIVATE_TEXT, TEST_USER_PASSWORD, TEST_ADMIN.password, s.userToken, s.adminToken];
+    const secrets = [WRONG_PASSWORD, UNKNOWN_KEY, PROVIDER_KEY, PRIVATE_TEXT, TEST_USER_PASSWORD, TEST_ADMIN.password, s.userToken, s.adminToken, ...keys];
+    expect(keys.length).toBeGreaterThan(0);
     for (const text of written) for (const secret of secrets) expect(text).not.toContain(secret);
     expect(stdout.join('')).toContain('login_failed');
   });
