@@ -13,7 +13,8 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LogEntry } from '../../src/logs/entry.js';
 import { createLogger } from '../../src/logger.js';
-import { call, startApp, TEST_ADMIN, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { base32Decode, totp } from '../../src/auth/totp.js';
+import { call, createUser, login, startApp, TEST_ADMIN, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { appModes } from '../support/modes.js';
 import { createChannel } from '../support/relay.js';
@@ -46,8 +47,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
   let logDir: string;
   let now = Date.now();
   const stdout: string[] = [];
-  /** API keys the tests made: none may reach a file or stdout. */
-  const keys: string[] = [];
+  /** API keys, TOTP secrets and recovery codes the tests made: none may reach a file or stdout. */
+  const secrets: string[] = [];
   const day = () => new Date().toISOString().slice(0, 10);
 
   beforeAll(async () => {
@@ -57,7 +58,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     const { env, cleanup: drop } = mode.env();
     cleanup = drop;
     s = await startApp(
-      { ...env, LOG_FILES_ENABLED: 'true', LOG_DIR: logDir, LOG_FILE_MAX_SIZE: '2KB', SLOW_REQUEST_THRESHOLD: '0ms', RESOURCE_METRICS_INTERVAL: '0', HEALTH_CHECK_ENABLED: 'false', RELAY_MAX_RETRIES: '0' },
+      { ...env, LOG_FILES_ENABLED: 'true', LOG_DIR: logDir, LOG_FILE_MAX_SIZE: '2KB', MFA_ENABLED: 'true', SLOW_REQUEST_THRESHOLD: '0ms', RESOURCE_METRICS_INTERVAL: '0', HEALTH_CHECK_ENABLED: 'false', RELAY_MAX_RETRIES: '0' },
       { logger: createLogger('info', { write: (line: string) => void stdout.push(line) }), clock: () => now },
     );
   });
@@ -81,12 +82,22 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     expect((await call(`${s.url}/v1/auth/login`, { body: { email: 'nobody@switchyard.test', password: WRONG_PASSWORD } })).status).toBe(401);
     expect((await call(`${s.url}/v1/chat/completions`, { token: UNKNOWN_KEY, body: { model: 'm', messages: [{ role: 'user', content: PRIVATE_TEXT }] } })).status).toBe(401);
     expect((await call(`${s.url}/v1/admin/users`, { token: s.userToken })).status).toBe(403);
+    // A wrong second factor of a user with MFA on; its TOTP secret and recovery codes are secrets too.
+    const mfaUser = await createUser(s.url, s.adminToken);
+    const mfaToken = (await login(s.url, mfaUser.email, TEST_USER_PASSWORD)).access_token;
+    const enroll = await call(`${s.url}/v1/users/me/mfa/enroll`, { method: 'POST', token: mfaToken });
+    expect(enroll.status).toBe(200);
+    const totpSecret = enroll.json.secret as string;
+    const verified = await call(`${s.url}/v1/users/me/mfa/verify`, { token: mfaToken, body: { code: totp(base32Decode(totpSecret), Date.now()) } });
+    expect(verified.status).toBe(200);
+    expect((await call(`${s.url}/v1/auth/login`, { body: { email: mfaUser.email, password: TEST_USER_PASSWORD, mfa_code: 'zzzzz-zzzzz' } })).status).toBe(401);
+    secrets.push(totpSecret, ...(enroll.json.recovery_codes as string[]));
     const created = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'only-10', user_id: s.userId, ip_restrictions: { allowed_ips: ['10.0.0.0/8'] } } });
     expect(created.status).toBe(201);
     await s.app.ctx.views.keys.waitFor(await s.app.ctx.store.headPosition());
     const fenced = await call(`${s.url}/v1/chat/completions`, { token: created.json.key as string, body: { model: 'm', messages: [{ role: 'user', content: PRIVATE_TEXT }] } });
     expect([fenced.status, fenced.json.error.code]).toEqual([403, 'ip_not_allowed']);
-    keys.push(created.json.key as string);
+    secrets.push(created.json.key as string);
     await flush();
 
     const security = todays('security');
@@ -95,6 +106,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     expect(security.find((e) => e.event === 'login_failed' && e.details.reason === 'unknown user')).toMatchObject({ details: { email: 'nobody@switchyard.test' } });
     expect(security.find((e) => e.event === 'api_key_refused')).toMatchObject({ component: 'relay', ip_address: expect.any(String), details: { reason: 'unknown or revoked API key' } });
     expect(security.find((e) => e.event === 'forbidden')).toMatchObject({ user_id: s.userId, tenant_id: 'default', details: { lacking: expect.any(String) } });
+    expect(security.find((e) => e.event === 'mfa_failed')).toMatchObject({ component: 'auth', user_id: mfaUser.id, details: { email: mfaUser.email } });
     expect(security.find((e) => e.event === 'ip_not_allowed')).toMatchObject({ component: 'relay', user_id: s.userId, tenant_id: 'default', details: { key_id: created.json.id } });
     for (const entry of security) expect(entry.category).toBe('security');
     // Startup is the system's; every request was slower than the 0 ms threshold: performance.
@@ -160,9 +172,9 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     const files = filesUnder(logDir);
     expect(files.length).toBeGreaterThan(0);
     const written = [...files.map((f) => textOf(join(logDir, f))), stdout.join('')];
-    const secrets = [WRONG_PASSWORD, UNKNOWN_KEY, PROVIDER_KEY, PRIVATE_TEXT, TEST_USER_PASSWORD, TEST_ADMIN.password, s.userToken, s.adminToken, ...keys];
-    expect(keys.length).toBeGreaterThan(0);
-    for (const text of written) for (const secret of secrets) expect(text).not.toContain(secret);
+    expect(secrets.length).toBeGreaterThan(10);
+    const all = [WRONG_PASSWORD, UNKNOWN_KEY, PROVIDER_KEY, PRIVATE_TEXT, TEST_USER_PASSWORD, TEST_ADMIN.password, s.userToken, s.adminToken, ...secrets];
+    for (const text of written) for (const secret of all) expect(text).not.toContain(secret);
     expect(stdout.join('')).toContain('login_failed');
   });
 });
