@@ -62,8 +62,9 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
       { logger: createLogger('info', { write: (line: string) => void stdout.push(line) }), clock: () => now },
     );
   });
+  let closed = false;
   afterAll(async () => {
-    await s?.close();
+    if (!closed) await s?.close();
     await upstream?.close();
     await cleanup();
     if (logDir) rmSync(logDir, { recursive: true, force: true });
@@ -176,5 +177,14 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     const all = [WRONG_PASSWORD, UNKNOWN_KEY, PROVIDER_KEY, PRIVATE_TEXT, TEST_USER_PASSWORD, TEST_ADMIN.password, s.userToken, s.adminToken, ...secrets];
     for (const text of written) for (const secret of all) expect(text).not.toContain(secret);
     expect(stdout.join('')).toContain('login_failed');
+  });
+
+  it.runIf(mode.enabled)('a clean close writes every waiting entry, its own shutdown entry included', async () => {
+    await call(`${s.url}/v1/auth/login`, { body: { email: 'last@switchyard.test', password: WRONG_PASSWORD } });
+    closed = true;
+    await s.close();
+    const system = entriesOf(join(logDir, day(), 'system.log'));
+    expect(system.some((e) => e.event === 'shutdown' && e.component === 'app')).toBe(true);
+    expect(todays('security').some((e) => e.details.email === 'last@switchyard.test')).toBe(true);
   });
 });
