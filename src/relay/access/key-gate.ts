@@ -204,7 +204,7 @@ export class KeyGate {
           });
         } catch (error) {
           // The slot lease expires by itself; the quota is re-derived from usage events at start.
-          this.logger.warn({ err: error, key: id }, 'could not settle API key usage');
+          this.logger.warn({ err: error, key_id: id }, 'could not settle API key usage');
         }
         return reservation ? actual : 0;
       },
