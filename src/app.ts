@@ -22,7 +22,10 @@ import { bootstrap } from './bootstrap.js';
 import { CommandBus } from './commands/bus.js';
 import type { Config } from './config.js';
 import { checkOcrLanguages } from './files/processing/ocr-languages.js';
-import type { Logger } from './logger.js';
+import { logHubOf, type Logger } from './logger.js';
+import { startLogFiles, type LogFiles } from './logs/files/log-files.js';
+import { slowRelayRequests, startResourceMetrics } from './logs/process-logs.js';
+import { VERSION } from './version.js';
 import type { Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
 import { projectionsOf } from './projections/index.js';
@@ -62,6 +65,13 @@ export interface App {
   /** Starts the HTTP and metrics listeners; resolves with their base URLs. */
   listen(): Promise<{ url: string; metricsUrl: string | null }>;
   close(): Promise<void>;
+  /** The day's category files under LOG_DIR (null when LOG_FILES_ENABLED is false). */
+  logFiles: LogFiles | null;
+}
+
+export interface AppOptions {
+  /** Now, in ms, for time-based work that tests move by days (log files' day change and retention). */
+  clock?: () => number;
 }
 
 export interface Stores {
@@ -97,14 +107,34 @@ function modeOf(config: Config): AppContext['mode'] {
   return 'mixed';
 }
 
-export async function createApp(config: Config, logger: Logger): Promise<App> {
+export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   // Before anything opens: a configured OCR language without data stops startup, naming it.
   if (config.files.engine === 'builtin' && config.files.ocr.enabled) checkOcrLanguages(config.files.ocr);
-  const stores = await openStores(config, logger);
+  const logHub = logHubOf(logger);
+  const systemLog = logger.child({ category: 'system' });
+  const stores = await openStores(config, logger).catch((error: unknown) => {
+    systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not open the stores');
+    throw error;
+  });
+  // Only the server writes log files (one-shot commands log to stderr alone); from here on, every entry reaches them.
+  const logFiles: LogFiles | null = config.logs.files
+    ? startLogFiles({
+        hub: logHub,
+        dir: config.dirs.logs,
+        config: config.logs,
+        clock: options.clock,
+        onError: (error, what) => systemLog.error({ component: 'log_files', event: 'log_files_failed', err: error }, what),
+        onRetention: (done) => {
+          if (done.compressed + done.archived + done.deleted > 0) systemLog.info({ component: 'jobs', event: 'log_retention', ...done }, `log retention: ${done.compressed} compressed, ${done.archived} days archived, ${done.deleted} removed`);
+        },
+      })
+    : null;
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
-  const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, logger) : new ProjectionRunner(store, sql.db, projectionsOf(config), logger);
-  const usage = new UsagePublisher(store, logger, {
+  const projectionsLog = logger.child({ component: 'projections' });
+  const runner: Projectors = config.projectorsThread ? new ProjectorThread(config, projectionsLog) : new ProjectionRunner(store, sql.db, projectionsOf(config), projectionsLog);
+  // Its failures are appends to the event log (the bus in distributed mode) and its journal.
+  const usage = new UsagePublisher(store, logger.child({ component: 'bus' }), {
     journalDir: join(config.dirs.data, 'usage-journal'),
     journalWait: config.usageJournal.wait,
     journalFsyncMs: config.usageJournal.fsyncMs,
@@ -117,9 +147,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   // This instance's usage events reach its billing view as the relay publishes them, so admission
   // sees a request's cost at once; the views skip them when the log hands them back, so the
   // serving thread never parses its own usage commits (only the billing view folds usage events).
-  const views = new LiveViews(store, sql, secrets, logger, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
+  const views = new LiveViews(store, sql, secrets, projectionsLog, { skipEventsOf: (stream) => stream === usage.stream, snapshotEvery: config.retention.liveViewSnapshotEvery });
   usage.addSink('billing view', (data) => foldUsage(views.billing.state, data));
   metrics.watchRelay(usage, () => views.channels.state, () => views.channels.eventsFolded);
+  usage.addSink('slow requests', slowRelayRequests(logger, config.logs.slowRequestMs));
   const commands = new CommandBus(store, metrics);
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
@@ -140,9 +171,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await Promise.all([runner.waitFor(bootstrapped), views.waitFor(bootstrapped)]);
     }
   } catch (error) {
+    systemLog.fatal({ component: 'app', event: 'startup_failed', err: error }, 'startup failed');
     await views.stop();
     await runner.stop();
     await Promise.all([store.close(), sql.close(), counters.close()]);
+    await logFiles?.close();
     throw error;
   }
 
@@ -242,20 +275,27 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   let front: FrontServer | null = null;
   // Ended sessions leave the sessions table (every instance may do it: the delete is idempotent).
   let pruning: Promise<void> = Promise.resolve();
+  const jobsLog = logger.child({ category: 'system', component: 'jobs', event: 'session_pruning' });
   const sessionRetention = setInterval(() => {
     pruning = pruneEndedSessions(sql.db, config.auth.jwtExpireMs).then(
       (removed) => {
-        if (removed > 0) logger.debug({ removed }, 'ended sessions removed');
+        if (removed > 0) jobsLog.debug({ removed }, 'ended sessions removed');
       },
-      (error: unknown) => logger.warn({ err: error }, 'could not remove ended sessions'),
+      (error: unknown) => jobsLog.warn({ err: error }, 'could not remove ended sessions'),
     );
   }, config.auth.sessionRetentionIntervalMs);
   sessionRetention.unref();
   alerts?.start();
+  const stopResourceMetrics = startResourceMetrics(logger, config.logs.resourceMetricsIntervalMs, () => runner.status());
+  systemLog.info(
+    { component: 'app', event: 'startup', version: VERSION, mode, eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind, logFiles: config.logs.files ? config.dirs.logs : null },
+    `switchyard ${VERSION} started (${mode})`,
+  );
 
   return {
     ctx,
     server,
+    logFiles,
     async listen() {
       let url: string;
       const kind = config.server.httpServer;
@@ -284,6 +324,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       return { url: url.replace('0.0.0.0', '127.0.0.1'), metricsUrl };
     },
     async close() {
+      systemLog.info({ component: 'app', event: 'shutdown' }, 'switchyard is stopping');
+      stopResourceMetrics();
       clearInterval(sessionRetention);
       await pruning;
       // Before the stores close: a round in progress finishes and the lease goes to another instance.
@@ -306,6 +348,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await sql.close();
       await store.close();
       await storage.close();
+      // Last: every entry the shutdown wrote is in its file.
+      await logFiles?.close();
     },
   };
 }

@@ -66,16 +66,16 @@ async function serve(config: Config) {
   const logger = createLogger(config.server.logLevel);
   const app = await createApp(config, logger);
   const { url, metricsUrl } = await app.listen();
-  logger.info({ url, metricsUrl, mode: app.ctx.mode, eventStore: app.ctx.store.kind, readModels: app.ctx.sql.dialect, counters: app.ctx.counters.kind }, 'switchyard is serving');
+  logger.info({ component: 'app', event: 'listening', url, metricsUrl, mode: app.ctx.mode, eventStore: app.ctx.store.kind, readModels: app.ctx.sql.dialect, counters: app.ctx.counters.kind }, 'switchyard is serving');
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ component: 'app', event: 'shutdown_signal', signal }, 'shutting down');
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        logger.error({ err: error }, 'error during shutdown');
+        logger.error({ component: 'app', event: 'shutdown_failed', err: error }, 'error during shutdown');
         process.exit(1);
       },
     );

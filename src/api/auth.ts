@@ -4,7 +4,7 @@
  * one use `requirePermission` (or `requireRole`). After the signature check, every request passes
  * the token service's access policy (disabled users and tenants, revoked sessions: in memory).
  */
-import type { preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Rbac } from '../auth/rbac.js';
 import type { Principal, Role, TokenService } from '../auth/tokens.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
@@ -134,7 +134,10 @@ export async function requirePrincipal(request: HttpRequestLike, tokens: TokenSe
 export function requireRole(tokens: TokenService, role: Role, rbacEnabled: boolean): preHandlerAsyncHookHandler {
   return async (request) => {
     const principal = await requirePrincipal(request, tokens);
-    if (rbacEnabled && role === 'admin' && principal.role !== 'admin') throw new ForbiddenError('this endpoint requires the admin role', 'forbidden');
+    if (rbacEnabled && role === 'admin' && principal.role !== 'admin') {
+      logForbidden(request, principal, 'role admin');
+      throw new ForbiddenError('this endpoint requires the admin role', 'forbidden');
+    }
   };
 }
 
@@ -142,6 +145,18 @@ export function requireRole(tokens: TokenService, role: Role, rbacEnabled: boole
 export function requirePermission(auth: { tokens: TokenService; rbac: Rbac }, permission: string): preHandlerAsyncHookHandler {
   return async (request) => {
     const principal = await requirePrincipal(request, auth.tokens);
-    if (!auth.rbac.allows(principal.role, permission)) throw new ForbiddenError(`this endpoint requires the ${permission} permission`, 'forbidden');
+    if (!auth.rbac.allows(principal.role, permission)) {
+      logForbidden(request, principal, `permission ${permission}`);
+      throw new ForbiddenError(`this endpoint requires the ${permission} permission`, 'forbidden');
+    }
   };
+}
+
+/** A security entry for a refused (403) attempt: who, from where, at what, lacking what. */
+function logForbidden(request: FastifyRequest, principal: Principal, lacking: string): void {
+  const route = request.routeOptions.url ?? request.url.split('?')[0];
+  request.log.warn(
+    { category: 'security', component: 'auth', event: 'forbidden', user_id: principal.userId, tenant_id: principal.tenantId, session_id: principal.sessionId, ip_address: request.ip, method: request.method, route, role: principal.role, lacking },
+    `forbidden: ${request.method} ${route} needs ${lacking}`,
+  );
 }

@@ -56,7 +56,14 @@ export function validationError(error: { validation?: Array<{ instancePath: stri
 
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof AppError) return sendAppError(reply, error);
+    if (error instanceof AppError) {
+      // A server-side failure the API answered on purpose (a dependency down, a timeout): the application log's. Maintenance is
+      // not news; relay routes' failures are the relay's to log (it honours the tenant's error_logging).
+      if (error.status >= 500 && error.code !== 'maintenance' && !request.routeOptions.schema?.tags?.includes('relay')) {
+        request.log.warn({ category: 'application', component: 'http', event: 'api_error', status: error.status, code: error.code, route: request.routeOptions.url ?? null, err: error }, `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} answered ${error.status} ${error.code}`);
+      }
+      return sendAppError(reply, error);
+    }
 
     if (hasZodFastifySchemaValidationErrors(error)) return sendAppError(reply, validationError(error));
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError && error.statusCode === 400)) {
@@ -71,7 +78,7 @@ export function installErrorHandling(app: FastifyInstance) {
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send(errorBody(error.message, 'invalid_request_error', (error.code ?? 'invalid_request').toLowerCase()));
     }
-    request.log.error({ err: error }, 'unhandled error');
+    request.log.error({ category: 'application', component: 'http', event: 'internal_error', route: request.routeOptions.url ?? null, err: error }, 'unhandled error');
     return reply.code(500).send(errorBody('internal server error', 'server_error', 'internal_error'));
   });
 

@@ -34,6 +34,7 @@ import { userRoutes } from './routes/users.js';
 import { usageRoutes } from './routes/usage.js';
 import { auditRoutes } from './routes/audit.js';
 import { projectionRoutes } from './routes/projections.js';
+import { logSlowApiRequests } from '../logs/process-logs.js';
 
 const duplicateAuthorizationError = () => new BadRequestError('the request has more than one Authorization header; send one', 'duplicate_authorization');
 
@@ -85,6 +86,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     }
   });
   ctx.metrics.instrument(app);
+  logSlowApiRequests(app, ctx.logger, ctx.config.logs.slowRequestMs);
 
   // A callback hook rather than an async one: every request runs it, and outside maintenance it
   // finishes synchronously, without a promise.

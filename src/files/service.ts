@@ -110,7 +110,7 @@ export class FileService implements FileAttachments {
 
   /** Drops a received upload that will not become a file. */
   async discard(received: ReceivedUpload): Promise<void> {
-    await this.deps.storage.delete(received.tmpKey).catch((error: unknown) => this.deps.logger.warn({ err: error, key: received.tmpKey }, 'could not remove a temp upload'));
+    await this.deps.storage.delete(received.tmpKey).catch((error: unknown) => this.deps.logger.warn({ err: error, storage_key: received.tmpKey }, 'could not remove a temp upload'));
   }
 
   /**

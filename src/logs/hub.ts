@@ -5,6 +5,7 @@
  * again on a rebuild).
  */
 import type { LogEntry } from './entry.js';
+import { scrubEntry } from './process-entries.js';
 
 export interface LogSinkMeta {
   /** False when the `logs` projection indexes this entry itself (entries derived from events). */
@@ -22,11 +23,16 @@ export class LogHub {
     return () => this.sinks.delete(sink);
   }
 
-  /** Hands the entry to every sink. A sink that throws never stops the others or the caller. */
+  /**
+   * Hands the entry, scrubbed (src/logs/redact.ts), to every sink. A sink that throws never stops
+   * the others or the caller.
+   */
   publish(entry: LogEntry, meta: LogSinkMeta = { index: true }): void {
+    if (this.sinks.size === 0) return;
+    const scrubbed = scrubEntry(entry);
     for (const sink of this.sinks) {
       try {
-        sink(entry, meta);
+        sink(scrubbed, meta);
       } catch {
         // A broken sink must not break logging; sinks report their own failures.
       }

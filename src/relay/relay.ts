@@ -303,6 +303,9 @@ export class Relay {
       if (upstream.statusCode >= 400) {
         const text = await upstream.body.text().catch(() => '');
         last = classifyStatus(provider, upstream.statusCode, text, upstream.headers);
+        // The channel's own failures (its key refused, the provider down) are the operators' news; a client's mistake is noted at info.
+        const log = this.failureLog(candidate.channel);
+        log?.[last.channelFault ? 'warn' : 'info']({ request_id: requestId, channel: candidate.channel.id, status: upstream.statusCode, code: last.error.code, reason: last.message.slice(0, 500) }, `upstream answered ${upstream.statusCode}`);
         if (last.retryAfterMs !== null) health.rateLimited(candidate.channel, last.retryAfterMs, requestId);
         if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
         if (!this.mayRetry(last, body, candidate.channel, i)) throw last.error;
@@ -336,8 +339,17 @@ export class Relay {
 
   /** Where the details of an upstream failure go: the log, unless the channel's tenant turned error_logging off. */
   private failureLog(channel: Channel): Logger | null {
-    return this.deps.tenantSettings(channel.tenantId).error_logging ? this.deps.logger : null;
+    if (!this.deps.tenantSettings(channel.tenantId).error_logging) return null;
+    let log = this.providerLogs.get(channel.type);
+    if (!log) {
+      log = this.deps.logger.child({ category: 'application', component: `provider:${channel.type}`, event: 'upstream_failed' });
+      this.providerLogs.set(channel.type, log);
+    }
+    return log;
   }
+
+  /** One child logger per provider kind (made on a first failure, not per request). */
+  private readonly providerLogs = new Map<string, Logger>();
 
   /** The internals of an upstream failure, for operators (callers get upstreamFailureOf's answer). */
   private logUpstreamFailure(error: unknown, candidate: Candidate, requestId: string): void {

@@ -44,6 +44,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Do not log anyone in (tokens are then empty): for installations without a known admin password. */
   anonymous?: boolean;
+  /** The app's clock (createApp's AppOptions.clock): tests move it by days. */
+  clock?: () => number;
 }
 
 export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}): Promise<RunningApp> {
@@ -58,9 +60,12 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
     STORAGE_DIR: join(dataDir, 'storage'),
     ADMIN_EMAIL: TEST_ADMIN.email,
     ADMIN_PASSWORD: TEST_ADMIN.password,
+    // Log files only where a test turns them on (test/http/log-files.test.ts); under the data dir then.
+    LOG_FILES_ENABLED: 'false',
+    LOG_DIR: join(dataDir, 'logs'),
     ...env,
   });
-  const app = await createApp(config, options.logger ?? createLogger(config.server.logLevel));
+  const app = await createApp(config, options.logger ?? createLogger(config.server.logLevel), { clock: options.clock });
   const { url, metricsUrl } = await app.listen();
   let adminToken = '';
   let userToken = '';

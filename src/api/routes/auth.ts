@@ -98,9 +98,14 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     { key: `login-failures:email:${email}`, limit: throttle.maxFailuresPerEmail },
     { key: `login-failures:ip:${ip}`, limit: throttle.maxFailuresPerIp },
   ];
-  const refuseIfThrottled = async (email: string, ip: string) => {
+  /** Security entries of refused logins: one call on the failure branch, never the password or the code. */
+  const securityLog = ctx.logger.child({ category: 'security', component: 'auth' });
+  const logRefusedLogin = (request: FastifyRequest, event: 'login_failed' | 'login_locked_out' | 'mfa_failed', email: string, ip: string, reason: string, account?: { id: string; tenant_id: string }) =>
+    securityLog.warn({ event, request_id: request.id, ip_address: ip, email, reason, ...(account && { user_id: account.id, tenant_id: account.tenant_id }) }, `${event === 'mfa_failed' ? 'multi-factor check failed' : event === 'login_locked_out' ? 'login refused: too many failures' : 'login failed'} for ${email} from ${ip} (${reason})`);
+  const refuseIfThrottled = async (request: FastifyRequest, email: string, ip: string) => {
     for (const window of failureWindows(email, ip)) {
       if ((await ctx.counters.peekWindow(window.key, throttle.windowMs)) < window.limit) continue;
+      logRefusedLogin(request, 'login_locked_out', email, ip, window.key.startsWith('login-failures:email:') ? 'too many failures for this email' : 'too many failures from this address');
       // The oldest failure could leave sooner; the window length is the answer that is never early.
       const retryAfter = String(Math.ceil(throttle.windowMs / 1000));
       throw new AppError(429, 'rate_limit_error', 'too_many_login_attempts', `too many failed logins; retry after ${retryAfter}s`, { 'retry-after': retryAfter });
@@ -116,11 +121,12 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     app.post('/v1/auth/login', { schema: { tags, summary: 'Log in with email and password (and an MFA code when enabled); 429 too_many_login_attempts after repeated failures', body: LoginRequest, response: { 200: TokenPair } } }, async (request, reply) => {
       const email = normalizeEmail(request.body.email);
       const ip = ctx.keyGate.clientAddress(request);
-      await refuseIfThrottled(email, ip);
+      await refuseIfThrottled(request, email, ip);
       const account = await ctx.queries.userByEmail(email);
       // Unknown emails cost a hash too: the answer time does not tell which emails exist.
       const matches = await verifyPassword(request.body.password, account?.password_hash ?? (await dummyPasswordHash()));
       if (!account || !matches || refused(account)) {
+        logRefusedLogin(request, 'login_failed', email, ip, !account ? 'unknown user' : !matches ? 'wrong password' : 'account disabled', account);
         await countFailure(email, ip, account?.tenant_id ?? DEFAULT_TENANT);
         throw new UnauthorizedError();
       }
@@ -129,7 +135,10 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           await checkSecondFactor(request, account, request.body.mfa_code);
         } catch (error) {
           // A missing code is a step of a normal login, not a guess; a wrong one is a guess.
-          if (error instanceof UnauthorizedError && error.code !== 'mfa_required') await countFailure(email, ip, account.tenant_id);
+          if (error instanceof UnauthorizedError && error.code !== 'mfa_required') {
+            logRefusedLogin(request, 'mfa_failed', email, ip, 'wrong or used code', account);
+            await countFailure(email, ip, account.tenant_id);
+          }
           throw error;
         }
       }

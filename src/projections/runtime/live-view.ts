@@ -203,7 +203,7 @@ export class LiveView<State> {
           } catch (error) {
             // An event the view cannot fold must not freeze it (following again would meet the
             // same event forever): it is left out here; the projection's runner quarantines it.
-            this.logger.error({ err: error, view: this.definition.projection.name, position: event.position, event: event.id }, 'live view could not apply an event; left out');
+            this.logger.error({ err: error, view: this.definition.projection.name, position: event.position, event_id: event.id }, 'live view could not apply an event; left out');
           }
           // A commit of hundreds of usage events would hold the serving thread for milliseconds
           // (every request arriving meanwhile waits: the relay's tail latency). Requests go

@@ -37,7 +37,7 @@ export class ProjectorThread implements Projectors {
   async start(): Promise<void> {
     const thread = new Thread(new URL('./projector-thread.js', import.meta.url), { config: this.config }, {
       onLog: (record) => this.relog(record),
-      onExit: (error) => this.logger.error({ err: error }, 'the projector thread stopped; restart the instance'),
+      onExit: (error) => this.logger.error({ event: 'projector_thread_stopped', err: error }, 'the projector thread stopped; restart the instance'),
     });
     this.thread = thread;
     await thread.start();

@@ -426,7 +426,7 @@ export class ProjectionRunner {
   private onSubscriptionError(state: Running, error: unknown) {
     if (this.stopped || this.running.get(state.projection.name) !== state) return;
     const restartOnly = error instanceof GenerationChanged;
-    if (!restartOnly) this.logger.error({ err: error, projection: state.projection.name }, 'projection failed; retrying from its checkpoint');
+    if (!restartOnly) this.logger.error({ event: 'projection_failed', err: error, projection: state.projection.name }, 'projection failed; retrying from its checkpoint');
     state.retryTimer = setTimeout(
       () => {
         void this.relaunch(state.projection.name).catch((e: unknown) => this.onSubscriptionError(state, e));
@@ -534,7 +534,7 @@ export class ProjectionRunner {
         const claimed = await this.applyClaimed(state, position, position, events, quarantined);
         if (claimed) {
           for (const [event, cause] of quarantined) {
-            this.logger.error({ err: cause, projection: state.projection.name, position: event.position, event: event.id, type: event.type }, 'event quarantined: the projection could not apply it and moves on');
+            this.logger.error({ event: 'event_quarantined', err: cause, projection: state.projection.name, position: event.position, event_id: event.id, type: event.type }, 'event quarantined: the projection could not apply it and moves on');
           }
         }
         return claimed;

@@ -47,13 +47,13 @@ export class Callers {
   private resolvedNow(request: HttpRequestLike): ResolvedCaller | undefined {
     const header = request.headers.authorization;
     if (typeof header === 'string' && header.startsWith(BEARER_KEY)) {
-      const key = this.keyGate.authenticate(header.slice(7).trim(), this.keys());
+      const key = this.keyGate.authenticate(header.slice(7).trim(), this.keys(), request);
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
     // Anthropic's clients send the key as `x-api-key` (only when there is no Authorization header).
     const apiKey = header === undefined ? request.headers['x-api-key'] : undefined;
     if (typeof apiKey === 'string' && apiKey.startsWith(KEY_PREFIX)) {
-      const key = this.keyGate.authenticate(apiKey.trim(), this.keys());
+      const key = this.keyGate.authenticate(apiKey.trim(), this.keys(), request);
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
     const principal = principalNow(request, this.tokens);

@@ -77,12 +77,30 @@ export class KeyGate {
   }
 
   /** 401 for an unknown, revoked or expired key. No I/O: the directory is in memory. */
-  authenticate(secret: string, directory: KeyDirectory, now = Date.now()): ActiveKey {
+  authenticate(secret: string, directory: KeyDirectory, request?: HttpRequestLike, now = Date.now()): ActiveKey {
     const key = directory.byHash.get(hashKey(secret));
-    if (!key) throw new UnauthorizedError();
-    if (key.expiresAt <= now) throw new UnauthorizedError('API key expired', 'key_expired');
+    if (!key) {
+      // Unknown or revoked (a revoked key leaves the directory): the entry names neither the key nor its prefix.
+      if (request) this.logRefusal(request, 'api_key_refused', 'unknown or revoked API key', null);
+      throw new UnauthorizedError();
+    }
+    if (key.expiresAt <= now) {
+      if (request) this.logRefusal(request, 'api_key_refused', 'expired API key', key);
+      throw new UnauthorizedError('API key expired', 'key_expired');
+    }
     return key;
   }
+
+  /** Security entries of refused API keys and sources: built only on the failure branch. */
+  private logRefusal(request: HttpRequestLike, event: 'api_key_refused' | 'ip_not_allowed', reason: string, key: ActiveKey | null) {
+    this.securityLog ??= this.logger.child({ category: 'security', component: 'relay' });
+    this.securityLog.warn(
+      { event, reason, request_id: request.id, ip_address: this.clientAddress(request), ...(key && { key_id: key.id, tenant_id: key.tenantId, user_id: key.userId }) },
+      `${event === 'ip_not_allowed' ? 'request refused' : 'API key refused'}: ${reason}`,
+    );
+  }
+
+  private securityLog: Logger | null = null;
 
   /** The model after the key's aliases, if the key may use it (403 model_not_allowed otherwise). */
   resolveModel(key: ActiveKey, requested: string): string {
@@ -101,11 +119,15 @@ export class KeyGate {
   /** 403 ip_not_allowed for an address or country the key excludes. */
   checkSource(key: ActiveKey, request: HttpRequestLike): void {
     const { ip, viaTrustedProxy } = clientIp(request, this.proxies);
-    if (!ipAllowed(ip, key.allowedIps, key.blockedIps)) throw new ForbiddenError(`requests from ${ip} are not allowed for this API key`, 'ip_not_allowed');
+    if (!ipAllowed(ip, key.allowedIps, key.blockedIps)) {
+      this.logRefusal(request, 'ip_not_allowed', `address ${ip} not allowed for the key`, key);
+      throw new ForbiddenError(`requests from ${ip} are not allowed for this API key`, 'ip_not_allowed');
+    }
     if (key.allowedCountries.size === 0 && key.blockedCountries.size === 0) return;
     const country = this.geo.country(request, ip, viaTrustedProxy);
     // Country rules fail closed: an unknown country passes no allow list and no block list.
     if (!country || key.blockedCountries.has(country) || (key.allowedCountries.size > 0 && !key.allowedCountries.has(country))) {
+      this.logRefusal(request, 'ip_not_allowed', `country ${country ?? 'unknown'} not allowed for the key`, key);
       throw new ForbiddenError(`requests from ${country ?? 'an unknown country'} are not allowed for this API key`, 'ip_not_allowed');
     }
   }
@@ -182,7 +204,7 @@ export class KeyGate {
           });
         } catch (error) {
           // The slot lease expires by itself; the quota is re-derived from usage events at start.
-          this.logger.warn({ err: error, key: id }, 'could not settle API key usage');
+          this.logger.warn({ err: error, key_id: id }, 'could not settle API key usage');
         }
         return reservation ? actual : 0;
       },
