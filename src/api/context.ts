@@ -25,6 +25,7 @@ import type { FileAttachments } from '../files/attachments.js';
 import type { FileProcessingRunner } from '../files/processing/runner.js';
 import type { FileService } from '../files/service.js';
 import type { Storage } from '../ports/storage.js';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 export interface AppContext {
   config: Config;
@@ -69,4 +70,6 @@ export interface AppContext {
   metrics: Metrics;
   /** Uploaded files (issue 18): the service behind /v1/files, its storage, background processing (null: FILE_PROCESSING_ENGINE=none), and files for chat. */
   files: { service: FileService; storage: Storage; processing: FileProcessingRunner | null; attachments: FileAttachments };
+  /** Sends webhook deliveries from the outbox (issue 19; src/webhooks/dispatcher.ts). */
+  webhooks: WebhookDispatcher;
 }
