@@ -239,6 +239,8 @@ export const EnvSchema = z.object({
   WEBHOOK_RETRY_BASE: duration('30s'),
   /** How often this instance looks for due webhook deliveries (0: this instance sends none). */
   WEBHOOK_POLL_INTERVAL: duration('1s'),
+  /** Delivered and failed webhook deliveries are removed this long after their last attempt (0: kept). */
+  WEBHOOK_DELIVERY_RETENTION: duration('30d'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
   PRESETS_BUILTIN_DIR: optionalText,
   /** Context length (tokens) of a conversation's model when neither CONVERSATION_CONTEXT_LENGTHS nor the built-in table knows it. */
@@ -385,7 +387,7 @@ export interface Config {
     resourceMetricsIntervalMs: number;
   };
   alerts: { enabled: boolean; evaluationIntervalMs: number };
-  webhooks: { allowPrivateTargets: boolean; timeoutMs: number; retryForMs: number; retryBaseMs: number; pollIntervalMs: number };
+  webhooks: { allowPrivateTargets: boolean; timeoutMs: number; retryForMs: number; retryBaseMs: number; pollIntervalMs: number; deliveryRetentionMs: number };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -504,6 +506,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryForMs: e.WEBHOOK_RETRY_FOR,
       retryBaseMs: e.WEBHOOK_RETRY_BASE,
       pollIntervalMs: e.WEBHOOK_POLL_INTERVAL,
+      deliveryRetentionMs: e.WEBHOOK_DELIVERY_RETENTION,
     },
   };
 }

@@ -27,6 +27,8 @@ export const MAX_RETRY_DELAY_MS = 3_600_000;
 /** A claimed attempt's row is due again this long after its timeout (its instance died). */
 const CLAIM_MARGIN_MS = 30_000;
 const DEFAULT_BATCH = 32;
+/** How often an instance removes deliveries past WEBHOOK_DELIVERY_RETENTION (idempotent on every instance). */
+const PRUNE_EVERY_MS = 3_600_000;
 const USER_AGENT = 'Switchyard-Webhooks/2';
 
 export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string };
@@ -80,6 +82,7 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
   private closed = false;
+  private prunedAtMs: number | null = null;
 
   constructor(private readonly options: DispatcherOptions) {
     this.now = options.now ?? Date.now;
@@ -118,7 +121,9 @@ export class WebhookDispatcher {
 
   private async pass(): Promise<number> {
     if (this.closed) return 0;
-    const nowIso = new Date(this.now()).toISOString();
+    const nowMs = this.now();
+    await this.pruneIfDue(nowMs);
+    const nowIso = new Date(nowMs).toISOString();
     const due: DueRow[] = await this.options.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
@@ -131,6 +136,16 @@ export class WebhookDispatcher {
       .execute();
     const attempts = await Promise.all(due.map((row) => this.attempt(row)));
     return attempts.filter(Boolean).length;
+  }
+
+  /** Removes delivered and failed rows whose last attempt is older than the retention (pending ones stay). */
+  private async pruneIfDue(nowMs: number): Promise<void> {
+    const retention = this.options.settings.deliveryRetentionMs;
+    if (retention <= 0 || (this.prunedAtMs !== null && nowMs - this.prunedAtMs < PRUNE_EVERY_MS)) return;
+    this.prunedAtMs = nowMs;
+    const cutoff = new Date(nowMs - retention).toISOString();
+    const removed = await this.options.db.deleteFrom('webhook_deliveries').where('status', 'in', ['delivered', 'failed']).where('last_attempt_at', '<', cutoff).executeTakeFirst();
+    if (Number(removed.numDeletedRows) > 0) this.options.logger.info({ removed: Number(removed.numDeletedRows) }, 'webhook deliveries past WEBHOOK_DELIVERY_RETENTION removed');
   }
 
   /** Claims the row's next attempt (false: another instance has it, or it changed) and makes it. */

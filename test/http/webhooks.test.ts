@@ -177,6 +177,11 @@ describe.each(appModes(services, urls))('webhooks ($name)', (mode) => {
     }
     expect((await call(`${s.url}/v1/admin/webhooks`, { token: s.userToken })).status).toBe(403);
 
+    // In the API description, with the event names.
+    const openapi = (await call(`${s.url}/openapi.json`)).json;
+    for (const path of ['/v1/admin/webhooks', '/v1/admin/webhooks/{id}', '/v1/admin/webhooks/{id}/deliveries', '/v1/admin/webhooks/{id}/deliveries/{delivery_id}/redeliver']) expect(openapi.paths[path], path).toBeDefined();
+    expect(JSON.stringify(openapi.paths['/v1/admin/webhooks'].post.requestBody)).toContain('quota.exhausted');
+
     const deleted = await call(`${s.url}/v1/admin/webhooks/${generated.id}`, { method: 'DELETE', token: s.adminToken });
     expect(deleted.json).toEqual({ id: generated.id, object: 'webhook', deleted: true });
     expect((await call(`${s.url}/v1/admin/webhooks/${generated.id}`, { token: s.adminToken })).status).toBe(404);
@@ -448,6 +453,34 @@ describe.each(appModes(services, urls))('webhook deliveries across a restart, on
     } finally {
       await dispatcher.close();
     }
+  });
+
+  it.skipIf(!mode.enabled)('removes delivered and failed deliveries past WEBHOOK_DELIVERY_RETENTION, keeps the recent ones', async () => {
+    receiver.answer(200);
+    const hook = await createWebhook(s, s.adminToken, { url: `${receiver.url}/retention`, events: ['key.created'], secret: SECRET });
+    await createKey(s, 'old news');
+    await expect.poll(async () => (await deliveries(s, s.adminToken, hook.id)).data.length, POLL).toBe(1);
+    const clock = { now: Date.now() };
+    const today = dispatcherOf(s, clock);
+    try {
+      await today.runOnce();
+    } finally {
+      await today.close();
+    }
+    expect((await deliveries(s, s.adminToken, hook.id)).data[0]).toMatchObject({ status: 'delivered' });
+    await createKey(s, 'fresh news');
+    await expect.poll(async () => (await deliveries(s, s.adminToken, hook.id)).data.length, POLL).toBe(2);
+
+    clock.now += 31 * 86_400_000;
+    const later = dispatcherOf(s, clock);
+    try {
+      await later.runOnce();
+    } finally {
+      await later.close();
+    }
+    // The old delivery is gone; the one sent (for the first time) at the later time stays.
+    const left = (await deliveries(s, s.adminToken, hook.id)).data;
+    expect(left.map((d) => [d.payload.data.name, d.status])).toEqual([['fresh news', 'delivered']]);
   });
 });
 
