@@ -323,6 +323,32 @@ describe.each(appModes(services, urls))('webhooks ($name)', (mode) => {
     await expect.poll(() => receiver.received.filter((r) => r.path === '/quota').length, POLL).toBe(1);
   });
 
+  it.skipIf(!mode.enabled)('tells file.processed with ids, type and sizes (never the name or the text), and settings.changed', async () => {
+    const inbox = await startWebhookReceiver();
+    inbox.secret = SECRET;
+    try {
+      await createWebhook(s, s.adminToken, { url: `${inbox.url}/files`, events: ['file.processed', 'file.failed', 'settings.changed'], secret: SECRET });
+      const text = 'the confidential merger plan for next spring';
+      const form = new FormData();
+      form.append('purpose', 'chat');
+      form.append('file', new Blob([text], { type: 'text/plain' }), 'secret-merger-plans.txt');
+      const res = await fetch(`${s.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${s.userToken}` }, body: form });
+      expect(res.status).toBe(201);
+      const file = (await res.json()) as { id: string };
+      const settings = await call(`${s.url}/v1/admin/settings`, { method: 'PATCH', token: s.adminToken, body: { storage_quota_bytes: 10_000_000 } });
+      expect(settings.status, settings.text).toBe(200);
+
+      await expect.poll(() => inbox.received.map((r) => r.json.type).sort(), POLL).toEqual(['file.processed', 'settings.changed']);
+      const processed = inbox.received.find((r) => r.json.type === 'file.processed')!;
+      expect(processed.signatureValid).toBe(true);
+      expect(processed.json).toMatchObject({ tenant_id: 'default', data: { file_id: file.id, user_id: s.userId, mime_type: 'text/plain', bytes: text.length, purpose: 'chat', text_chars: text.length } });
+      expect(processed.body).not.toContain('merger');
+      expect(inbox.received.find((r) => r.json.type === 'settings.changed')!.json).toMatchObject({ tenant_id: 'default', data: { changes: { storage_quota_bytes: 10_000_000 }, by: s.adminUserId } });
+    } finally {
+      await inbox.close();
+    }
+  });
+
   it.runIf(mode.enabled && mode.name === 'distributed')('two instances: each delivery is sent once', async () => {
     const b = await startApp({ ...env.env, ...settings });
     const inbox = await startWebhookReceiver();
