@@ -16,7 +16,7 @@
  */
 import { WEBHOOK_AGGREGATE_EVENT_TYPES, WebhookEvent } from '../commands/webhooks/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
-import { deliveryIdOf, isQuotaRefusal, NOTICE_SOURCE_TYPES, noticeOf, payloadOf, subscribes, type FileFacts, type WebhookNotice } from '../webhooks/payloads.js';
+import { deliveryIdOf, isQuotaRefusal, NOTICE_SOURCE_TYPES, noticeOf, payloadOf, subscribes, testNoticeOf, type FileFacts, type WebhookNotice } from '../webhooks/payloads.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 
 const OUTBOX = 'deliveries';
@@ -78,6 +78,12 @@ async function applyWebhookEvent(trx: ReadModelDb, stored: StoredEvent, fresh: b
         .where('webhook_id', '=', id)
         .execute();
       return;
+    case 'WebhookTestRequested': {
+      if (!fresh) return;
+      const webhook = await trx.selectFrom('webhooks').select(['id', 'tenant_id']).where('id', '=', id).executeTakeFirst();
+      if (webhook) await insertDeliveries(trx, stored, testNoticeOf(stored, id, event.data.test_id, event.data.by), [webhook]);
+      return;
+    }
   }
 }
 
@@ -92,6 +98,11 @@ async function deliver(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNot
   let query = trx.selectFrom('webhooks').select(['id', 'tenant_id', 'events']).where('enabled', '=', 1);
   if (notice.tenantId !== null) query = query.where('tenant_id', '=', notice.tenantId);
   const targets = (await query.execute()).filter((w) => notice.notify.includes(w.id) || subscribes(JSON.parse(w.events) as string[], notice.type));
+  await insertDeliveries(trx, stored, notice, targets);
+}
+
+/** One pending delivery of `notice` per target webhook, unless it is there already. */
+async function insertDeliveries(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNotice, targets: ReadonlyArray<{ id: string; tenant_id: string }>): Promise<void> {
   if (targets.length === 0) return;
   const rows = targets.map((w) => ({
     id: deliveryIdOf(w.id, notice.key),

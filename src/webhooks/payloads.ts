@@ -9,7 +9,7 @@
  * key or its hash, a password hash, or user content (file names, texts).
  */
 import { createHash } from 'node:crypto';
-import type { WebhookEventType } from '../commands/webhooks/events.js';
+import { WEBHOOK_TEST_TYPE, type WebhookEventType } from '../commands/webhooks/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
 
 export const WEBHOOK_API_VERSION = 'v2';
@@ -17,9 +17,12 @@ export const WEBHOOK_API_VERSION = 'v2';
 /** The relay's refusal of a request for an exhausted key quota or user balance (src/relay/access). */
 export const QUOTA_REFUSAL_CODE = 'insufficient_quota';
 
+/** What a payload's `type` can be: a subscribable type, or the test an admin asked for. */
+export type WebhookPayloadType = WebhookEventType | typeof WEBHOOK_TEST_TYPE;
+
 export interface WebhookPayload {
   id: string;
-  type: WebhookEventType;
+  type: WebhookPayloadType;
   api_version: typeof WEBHOOK_API_VERSION;
   created_at: string;
   tenant_id: string;
@@ -28,7 +31,7 @@ export interface WebhookPayload {
 
 /** What an event tells webhooks, before it is addressed to one. */
 export interface WebhookNotice {
-  type: WebhookEventType;
+  type: WebhookPayloadType;
   /** Unique per notice: the stored event's id, or a quota notice's de-duplication key. */
   key: string;
   /** Whose webhooks hear it; null: every tenant's (installation-wide: maintenance). */
@@ -129,6 +132,13 @@ export function noticeOf(event: StoredEvent, file?: FileFacts | null): WebhookNo
       return null;
   }
 }
+
+/** The notice of a test an admin asked for (WebhookTestRequested): to that webhook only. */
+export function testNoticeOf(event: StoredEvent, webhookId: string, testId: string, by: string | null): WebhookNotice {
+  return { type: WEBHOOK_TEST_TYPE, key: testNoticeKey(testId), tenantId: event.tenant_id, notify: [webhookId], createdAt: event.occurred_at, data: { webhook_id: webhookId, requested_by: by } };
+}
+
+export const testNoticeKey = (testId: string) => `${WEBHOOK_TEST_TYPE}:${testId}`;
 
 /** The payload id of a notice: the same for every webhook and attempt. */
 export function payloadIdOf(noticeKey: string): string {

@@ -231,7 +231,16 @@ describe.each(appModes(services, urls))('webhooks ($name)', (mode) => {
     expect(again.signatureValid).toBe(true);
     expect(again.json.id).toBe(before.event_id);
     expect(again.body).toBe(receiver.received[0]!.body);
-    await expect.poll(async () => (await deliveries(s, s.adminToken, firstHook.id)).data[0], POLL).toMatchObject({ status: 'delivered', attempts: 2 });
+    await expect.poll(async () => (await deliveries(s, s.adminToken, firstHook.id)).data.find((d) => d.id === before.id), POLL).toMatchObject({ status: 'delivered', attempts: 2 });
+
+    // A test delivery on request: to this webhook only, although it does not subscribe to it.
+    const test = await call(`${s.url}/v1/admin/webhooks/${firstHook.id}/test`, { token: s.adminToken, body: {} });
+    expect(test.status, test.text).toBe(202);
+    expect(test.json).toMatchObject({ event_type: 'webhook.test', status: 'pending', attempts: 0, payload: { type: 'webhook.test', api_version: 'v2', tenant_id: 'default', data: { webhook_id: firstHook.id, requested_by: s.adminUserId } } });
+    await expect.poll(() => receiver.received.at(-1)?.json.type, POLL).toBe('webhook.test');
+    expect(receiver.received.at(-1)!.signatureValid).toBe(true);
+    expect(receiver.received.at(-1)!.json.id).toBe(test.json.event_id);
+    expect((await call(`${s.url}/v1/admin/webhooks/wh_missing/test`, { token: s.adminToken, body: {} })).status).toBe(404);
 
     const missing = await call(`${s.url}/v1/admin/webhooks/${firstHook.id}/deliveries/whd_nope/redeliver`, { token: s.adminToken, body: {} });
     expect(missing.status).toBe(404);

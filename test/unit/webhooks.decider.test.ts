@@ -48,6 +48,11 @@ describe('webhook decider', () => {
     }
   });
 
+  it('records test requests', () => {
+    spec.given([created]).when({ type: 'RequestTest', testId: 't1', by: 'a' }).then([{ type: 'WebhookTestRequested', data: { test_id: 't1', by: 'a' } }]);
+    spec.given([created, deleted]).when({ type: 'RequestTest', testId: 't1', by: 'a' }).thenThrows({ code: 'webhook_not_found' });
+  });
+
   it('records redelivery requests and deletion', () => {
     spec.given([created]).when({ type: 'RequestRedelivery', deliveryId: 'whd_1', by: 'a' }).then([{ type: 'WebhookRedeliveryRequested', data: { delivery_id: 'whd_1', by: 'a' } }]);
     spec.given([created]).when({ type: 'DeleteWebhook', by: 'a' }).then([{ type: 'WebhookDeleted', data: { by: 'a' } }]);

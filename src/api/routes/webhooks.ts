@@ -15,6 +15,7 @@ import { WEBHOOK_EVENT_TYPES, WebhookSubscription } from '../../commands/webhook
 import { SecretBox } from '../../crypto/secret-box.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { DELIVERY_STATUSES, findDelivery, findWebhook, listDeliveries, listWebhooks } from '../../queries/webhooks.js';
+import { deliveryIdOf, testNoticeKey } from '../../webhooks/payloads.js';
 import { generateWebhookSecret } from '../../webhooks/signature.js';
 import { assertPublicHost, hostOf, TargetNotAllowedError } from '../../webhooks/targets.js';
 import { requirePrincipal, requireRole } from '../auth.js';
@@ -221,6 +222,30 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         const result = await ctx.commands.execute(webhooks, request.params.id, { type: 'DeleteWebhook', by: principal.userId }, { tenantId: principal.tenantId, causationId: request.id });
         await settle(result.position);
         return { id: request.params.id, object: 'webhook' as const, deleted: true as const };
+      },
+    );
+
+    app.post(
+      '/v1/admin/webhooks/:id/test',
+      {
+        preHandler: admin,
+        schema: {
+          tags,
+          summary: 'Send a webhook.test delivery to this webhook',
+          description: 'Payload type `webhook.test`, data `{webhook_id, requested_by}`, signed and retried like any delivery (sent while the webhook is enabled).',
+          params: WebhookParams,
+          response: { 202: DeliveryView, 404: notFound },
+        },
+      },
+      async (request, reply) => {
+        const principal = await requirePrincipal(request, ctx.tokens);
+        const { id } = request.params;
+        const testId = randomBytes(12).toString('hex');
+        const result = await ctx.commands.execute(webhooks, id, { type: 'RequestTest', testId, by: principal.userId }, { tenantId: principal.tenantId, causationId: request.id });
+        await settle(result.position);
+        const row = await findDelivery(db, principal.tenantId, id, deliveryIdOf(id, testNoticeKey(testId)));
+        if (!row) throw webhookNotFound(); // deleted meanwhile
+        return reply.code(202).send(deliveryView(row));
       },
     );
 

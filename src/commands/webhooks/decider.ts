@@ -29,7 +29,8 @@ export type WebhookCommand =
   | ({ type: 'CreateWebhook'; webhookId: string; by: string | null } & WebhookFields)
   | ({ type: 'UpdateWebhook'; by: string | null } & Partial<WebhookFields>)
   | { type: 'DeleteWebhook'; by: string | null }
-  | { type: 'RequestRedelivery'; deliveryId: string; by: string | null };
+  | { type: 'RequestRedelivery'; deliveryId: string; by: string | null }
+  | { type: 'RequestTest'; testId: string; by: string | null };
 
 export const webhookNotFound = () => new NotFoundError('webhook not found', 'webhook_not_found');
 
@@ -97,6 +98,9 @@ export const webhooks: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
       case 'RequestRedelivery':
         live(state);
         return [{ type: 'WebhookRedeliveryRequested', data: { delivery_id: command.deliveryId, by: command.by } }];
+      case 'RequestTest':
+        live(state);
+        return [{ type: 'WebhookTestRequested', data: { test_id: command.testId, by: command.by } }];
     }
   },
 
@@ -109,6 +113,7 @@ export const webhooks: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
       case 'WebhookDeleted':
         return { ...state, deleted: true };
       case 'WebhookRedeliveryRequested':
+      case 'WebhookTestRequested':
         return state;
     }
   },

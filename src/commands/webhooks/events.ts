@@ -21,6 +21,8 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const ALL_WEBHOOK_EVENTS = '*';
+/** The payload type of a test delivery an admin asks for: sent to that webhook only, not subscribable. */
+export const WEBHOOK_TEST_TYPE = 'webhook.test';
 export const WebhookSubscription = z.enum([...WEBHOOK_EVENT_TYPES, ALL_WEBHOOK_EVENTS]);
 export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 
@@ -56,6 +58,12 @@ export const WebhookRedeliveryRequested = z.object({
   data: z.object({ delivery_id: z.string(), by: z.string().nullable() }),
 });
 
-export const WebhookEvent = z.discriminatedUnion('type', [WebhookCreated, WebhookUpdated, WebhookDeleted, WebhookRedeliveryRequested]);
+/** An admin asked for a `webhook.test` delivery to this webhook (`test_id`: the notice's key). */
+export const WebhookTestRequested = z.object({
+  type: z.literal('WebhookTestRequested'),
+  data: z.object({ test_id: z.string(), by: z.string().nullable() }),
+});
+
+export const WebhookEvent = z.discriminatedUnion('type', [WebhookCreated, WebhookUpdated, WebhookDeleted, WebhookRedeliveryRequested, WebhookTestRequested]);
 export type WebhookEvent = z.infer<typeof WebhookEvent>;
-export const WEBHOOK_AGGREGATE_EVENT_TYPES = ['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'WebhookRedeliveryRequested'] as const satisfies ReadonlyArray<WebhookEvent['type']>;
+export const WEBHOOK_AGGREGATE_EVENT_TYPES = ['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'WebhookRedeliveryRequested', 'WebhookTestRequested'] as const satisfies ReadonlyArray<WebhookEvent['type']>;
