@@ -104,26 +104,28 @@ async function deliver(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNot
 /** One pending delivery of `notice` per target webhook, unless it is there already. */
 async function insertDeliveries(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNotice, targets: ReadonlyArray<{ id: string; tenant_id: string }>): Promise<void> {
   if (targets.length === 0) return;
-  const rows = targets.map((w) => ({
-    id: deliveryIdOf(w.id, notice.key),
-    webhook_id: w.id,
-    tenant_id: w.tenant_id,
-    event_key: notice.key,
-    event_type: notice.type,
-    event_position: stored.position,
-    payload_id: '',
-    payload: JSON.stringify(payloadOf(notice, w.tenant_id)),
-    status: 'pending',
-    attempts: 0,
-    next_attempt_at: stored.occurred_at,
-    first_attempt_at: null,
-    last_attempt_at: null,
-    last_status_code: null,
-    last_error: null,
-    delivered_at: null,
-    created_at: stored.occurred_at,
-  }));
-  for (const row of rows) row.payload_id = (JSON.parse(row.payload) as { id: string }).id;
+  const rows = targets.map((w) => {
+    const payload = payloadOf(notice, w.tenant_id);
+    return {
+      id: deliveryIdOf(w.id, notice.key),
+      webhook_id: w.id,
+      tenant_id: w.tenant_id,
+      event_key: notice.key,
+      event_type: notice.type,
+      event_position: stored.position,
+      payload_id: payload.id,
+      payload: JSON.stringify(payload),
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: stored.occurred_at,
+      first_attempt_at: null,
+      last_attempt_at: null,
+      last_status_code: null,
+      last_error: null,
+      delivered_at: null,
+      created_at: stored.occurred_at,
+    };
+  });
   // Already there: the same quota notice within its hour (the rows are claimed by the checkpoint's
   // transaction, so no other instance inserts between this read and the insert).
   const existing = new Set((await trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', rows.map((r) => r.id)).execute()).map((r) => r.id));
@@ -135,6 +137,8 @@ async function applyEvents(trx: ReadModelDb, events: readonly StoredEvent[]): Pr
   let mark: number | null = null;
   let hadMark = false;
   let highest = 0;
+  // Notices already handled in this call: a burst of refusals of one key is one notice, read once.
+  const handled = new Set<string>();
   for (const stored of events) {
     if (!webhookEventMatters(stored)) continue;
     if (mark === null) {
@@ -148,6 +152,12 @@ async function applyEvents(trx: ReadModelDb, events: readonly StoredEvent[]): Pr
       continue;
     }
     if (!fresh) continue; // a replay: its deliveries were made (or not) the first time
+    if (stored.type === 'UsageRecorded') {
+      const notice = noticeOf(stored);
+      if (notice && !handled.has(notice.key)) await deliver(trx, stored, notice);
+      if (notice) handled.add(notice.key);
+      continue;
+    }
     const notice = noticeOf(stored, await fileFactsOf(trx, stored));
     if (notice) await deliver(trx, stored, notice);
   }
