@@ -172,7 +172,9 @@ export class WebhookDispatcher {
     } else {
       const next = afterFailure(attempts, Date.parse(row.first_attempt_at ?? started), endedMs, this.options.settings, this.random());
       set = { status: next.status, last_status_code: outcome.status, last_error: outcome.error, next_attempt_at: next.status === 'pending' ? new Date(next.nextAttemptMs).toISOString() : null };
-      this.options.logger.info({ delivery: row.id, webhook: row.webhook_id, type: row.event_type, attempts, status: outcome.status, error: outcome.error, outcome: next.status }, 'webhook delivery attempt failed');
+      const fields = { delivery: row.id, webhook: row.webhook_id, type: row.event_type, attempts, status: outcome.status, error: outcome.error };
+      if (next.status === 'failed') this.options.logger.warn(fields, 'webhook delivery failed: no more retries (WEBHOOK_RETRY_FOR)');
+      else this.options.logger.info({ ...fields, next_attempt_at: new Date(next.nextAttemptMs).toISOString() }, 'webhook delivery attempt failed; retried later');
     }
     // Only the attempt it claimed: a redelivery asked meanwhile keeps its own due time.
     await this.options.db.updateTable('webhook_deliveries').set(set).where('id', '=', row.id).where('attempts', '=', attempts).where('status', '=', 'pending').execute();
