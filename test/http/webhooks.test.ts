@@ -22,7 +22,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const services = inject('services');
 const urls = inject('serviceUrls');
 const SECRET = 'whsec_test_secret_0123456789';
-const POLL = { timeout: 15_000, interval: 25 };
+const POLL = { timeout: 30_000, interval: 25 };
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function deliveries(s: RunningApp, token: string, webhookId: string, query = ''): Promise<{ data: Json[]; has_more: boolean; next_cursor: string | null }> {
