@@ -163,7 +163,7 @@ export class WebhookDispatcher {
       .executeTakeFirst();
     if (Number(claim.numUpdatedRows) === 0) return false;
 
-    const outcome = await this.send(row, Math.floor(startedMs / 1000));
+    const outcome = await this.send(row, attempts, Math.floor(startedMs / 1000));
     const endedMs = this.now();
     const ended = new Date(endedMs).toISOString();
     let set;
@@ -181,7 +181,7 @@ export class WebhookDispatcher {
     return true;
   }
 
-  private async send(row: DueRow, timestamp: number): Promise<DeliveryOutcome> {
+  private async send(row: DueRow, attempt: number, timestamp: number): Promise<DeliveryOutcome> {
     let secret: string;
     try {
       secret = this.options.secrets.open(row.secret_sealed);
@@ -201,6 +201,7 @@ export class WebhookDispatcher {
           'idempotency-key': row.payload_id,
           'x-switchyard-event-type': row.event_type,
           'x-switchyard-delivery-id': row.id,
+          'x-switchyard-delivery-attempt': String(attempt),
           'x-switchyard-signature': signatureHeader(secret, timestamp, row.payload),
         },
         body: row.payload,

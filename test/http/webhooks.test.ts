@@ -213,6 +213,11 @@ describe.each(appModes(services, urls))('webhooks ($name)', (mode) => {
       const ids = new Set(flaky.received.map((r) => r.json.id));
       expect(ids).toEqual(new Set([final.event_id]));
       expect(flaky.received.every((r) => r.signatureValid)).toBe(true);
+      // Numbered attempts (those refused at connect never arrived), the last the delivered one.
+      const numbers = flaky.received.map((r) => Number(r.headers['x-switchyard-delivery-attempt']));
+      expect(numbers[0]).toBe(1);
+      expect(numbers.every((n, i) => i === 0 || n > numbers[i - 1]!)).toBe(true);
+      expect(numbers.at(-1)).toBe(final.attempts);
       expect(flaky.received.at(-1)!.json).toMatchObject({ type: 'user.created', data: { user_id: user.userId, role: 'user' } });
       expect(flaky.received.at(-1)!.body).not.toContain('password');
     } finally {
