@@ -60,6 +60,8 @@ export interface DispatcherOptions {
   random?: () => number;
   resolver?: Resolver;
   batch?: number;
+  /** Told after each attempt (metrics): delivered, to be retried, or failed for good. */
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'failed', eventType: string) => void;
 }
 
 interface DueRow {
@@ -178,6 +180,7 @@ export class WebhookDispatcher {
     }
     // Only the attempt it claimed: a redelivery asked meanwhile keeps its own due time.
     await this.options.db.updateTable('webhook_deliveries').set(set).where('id', '=', row.id).where('attempts', '=', attempts).where('status', '=', 'pending').execute();
+    this.options.onAttempt?.(set.status === 'delivered' ? 'delivered' : set.status === 'failed' ? 'failed' : 'retry', row.event_type);
     return true;
   }
 

@@ -44,8 +44,15 @@ async function createKey(s: RunningApp, name: string): Promise<{ id: string; key
 }
 
 /** A dispatcher of the test's own on the app's read models, with the test's clock. */
-function dispatcherOf(s: RunningApp, clock: { now: number }, settings: Partial<RunningApp['app']['ctx']['config']['webhooks']> = {}, resolver?: ConstructorParameters<typeof WebhookDispatcher>[0]['resolver']) {
+function dispatcherOf(
+  s: RunningApp,
+  clock: { now: number },
+  settings: Partial<RunningApp['app']['ctx']['config']['webhooks']> = {},
+  resolver?: ConstructorParameters<typeof WebhookDispatcher>[0]['resolver'],
+  onAttempt?: ConstructorParameters<typeof WebhookDispatcher>[0]['onAttempt'],
+) {
   return new WebhookDispatcher({
+    onAttempt,
     db: s.app.ctx.sql.db,
     secrets: new SecretBox(TEST_SECRET, 'webhook-secrets'),
     settings: { ...s.app.ctx.config.webhooks, ...settings },
@@ -467,7 +474,10 @@ describe.each(appModes(services, urls))('webhook deliveries across a restart, on
     expect((await call(`${s.url}/api/admin/keys/${key.id}`, { method: 'DELETE', token: s.adminToken })).status).toBe(200);
     await expect.poll(async () => (await deliveries(s, s.adminToken, hook.id)).data.length, POLL).toBe(1);
     const clock = { now: Date.now() };
-    const dispatcher = dispatcherOf(s, clock);
+    const outcomes: string[] = [];
+    const dispatcher = dispatcherOf(s, clock, {}, undefined, (outcome, type) => {
+      if (type === 'key.revoked') outcomes.push(outcome);
+    });
     try {
       await dispatcher.runOnce();
       expect((await deliveries(s, s.adminToken, hook.id)).data[0]).toMatchObject({ status: 'pending', attempts: 1, response_code: 500 });
@@ -495,6 +505,7 @@ describe.each(appModes(services, urls))('webhook deliveries across a restart, on
       clock.now = Date.now() + 1000;
       await dispatcher.runOnce();
       expect((await deliveries(s, s.adminToken, hook.id)).data[0]).toMatchObject({ status: 'delivered', attempts: sent.length + 1, response_code: 200 });
+      expect(outcomes).toEqual([...Array<string>(sent.length - 1).fill('retry'), 'failed', 'delivered']);
     } finally {
       await dispatcher.close();
     }
