@@ -8,6 +8,8 @@
  * and at connect (a name that resolves to loopback by then: DNS rebinding).
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { UsageData } from '../../src/commands/usage/events.js';
 import { webhooks as webhookDecider } from '../../src/commands/webhooks/decider.js';
@@ -508,6 +510,28 @@ describe.each(appModes(services, urls))('webhook deliveries across a restart, on
       expect(outcomes).toEqual([...Array<string>(sent.length - 1).fill('retry'), 'failed', 'delivered']);
     } finally {
       await dispatcher.close();
+    }
+  });
+
+  it.skipIf(!mode.enabled)('gives up an attempt the receiver does not answer within WEBHOOK_TIMEOUT; the delivery stays pending for a retry', async () => {
+    // A receiver that reads the request and never answers.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const hook = await createWebhook(s, s.adminToken, { url: `http://127.0.0.1:${port}/silent`, events: ['key.created'], secret: SECRET });
+      await createKey(s, 'unanswered');
+      await expect.poll(async () => (await deliveries(s, s.adminToken, hook.id)).data.length, POLL).toBe(1);
+      const dispatcher = dispatcherOf(s, { now: Date.now() }, { timeoutMs: 300 });
+      try {
+        await dispatcher.runOnce();
+      } finally {
+        await dispatcher.close();
+      }
+      expect((await deliveries(s, s.adminToken, hook.id)).data[0]).toMatchObject({ status: 'pending', attempts: 1, response_code: null, last_error: 'timed out (WEBHOOK_TIMEOUT)' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 
