@@ -20,6 +20,7 @@ import * as conversations from './0140_conversations.js';
 import * as files from './0150_files.js';
 import * as conversationMessageFiles from './0160_conversation_message_files.js';
 import * as alerts from './0180_alerts.js';
+import * as webhooks from './0190_webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0150_files': files,
   '0160_conversation_message_files': conversationMessageFiles,
   '0180_alerts': alerts,
+  '0190_webhooks': webhooks,
 };

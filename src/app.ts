@@ -58,6 +58,7 @@ import { FileService } from './files/service.js';
 import { openFileProcessor } from './files/processing/index.js';
 import { FileProcessingRunner } from './files/processing/runner.js';
 import { AlertEvaluator } from './alerts/evaluator.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 export interface App {
   ctx: AppContext;
@@ -215,6 +216,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const fileService = new FileService({ commands, storage, db: sql.db, dataKeys, runner, config: config.files, logger, quotaOf: (tenantId) => billing.settings(tenantId).storage_quota_bytes });
   const processor = await openFileProcessor(config, logger);
   const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
+  // Webhook deliveries (issue 19): every instance sends the due ones, claimed one attempt at a time.
+  const webhooks = new WebhookDispatcher({ db: sql.db, secrets: new SecretBox(config.secret, 'webhook-secrets'), settings: config.webhooks, logger });
   const gate = new RelayGate({
     callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
@@ -262,6 +265,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     metrics,
     files: { service: fileService, storage, processing, attachments: fileService },
     alerts,
+    webhooks,
   };
   const server = await buildServer(ctx);
   // Files a dead instance left waiting or half-processed (processed in the background).
@@ -270,6 +274,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     const picked = await processing.pickUp();
     if (picked > 0) logger.info({ files: picked }, 'file processing picked up files left by an earlier run');
   }
+  webhooks.start();
   let metricsServer: Server | null = null;
   /** The front server on the public port, in front of fastify (RELAY_HTTP_SERVER lean or node). */
   let front: FrontServer | null = null;
@@ -341,6 +346,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       await health.settled();
       await usage.close();
       await processing?.close();
+      await webhooks.close();
       await pools.close();
       await views.stop();
       await runner.stop();

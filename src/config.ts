@@ -235,6 +235,12 @@ export const EnvSchema = z.object({
   WEBHOOK_TIMEOUT: duration('10s'),
   /** A delivery is retried with exponential backoff until this long after its first attempt, then marked failed. */
   WEBHOOK_RETRY_FOR: duration('24h'),
+  /** Wait before the first retry of a failed delivery; each later wait doubles (jittered, at most 1h). */
+  WEBHOOK_RETRY_BASE: duration('30s'),
+  /** How often this instance looks for due webhook deliveries (0: this instance sends none). */
+  WEBHOOK_POLL_INTERVAL: duration('1s'),
+  /** Delivered and failed webhook deliveries are removed this long after their last attempt (0: kept). */
+  WEBHOOK_DELIVERY_RETENTION: duration('30d'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
   PRESETS_BUILTIN_DIR: optionalText,
   /** Context length (tokens) of a conversation's model when neither CONVERSATION_CONTEXT_LENGTHS nor the built-in table knows it. */
@@ -381,7 +387,7 @@ export interface Config {
     resourceMetricsIntervalMs: number;
   };
   alerts: { enabled: boolean; evaluationIntervalMs: number };
-  webhooks: { allowPrivateTargets: boolean; timeoutMs: number; retryForMs: number };
+  webhooks: { allowPrivateTargets: boolean; timeoutMs: number; retryForMs: number; retryBaseMs: number; pollIntervalMs: number; deliveryRetentionMs: number };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
@@ -494,7 +500,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resourceMetricsIntervalMs: e.RESOURCE_METRICS_INTERVAL,
     },
     alerts: { enabled: e.ALERTS_ENABLED, evaluationIntervalMs: e.ALERT_EVALUATION_INTERVAL },
-    webhooks: { allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: e.WEBHOOK_TIMEOUT, retryForMs: e.WEBHOOK_RETRY_FOR },
+    webhooks: {
+      allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      timeoutMs: e.WEBHOOK_TIMEOUT,
+      retryForMs: e.WEBHOOK_RETRY_FOR,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE,
+      pollIntervalMs: e.WEBHOOK_POLL_INTERVAL,
+      deliveryRetentionMs: e.WEBHOOK_DELIVERY_RETENTION,
+    },
   };
 }
 

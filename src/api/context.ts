@@ -26,6 +26,7 @@ import type { FileProcessingRunner } from '../files/processing/runner.js';
 import type { FileService } from '../files/service.js';
 import type { Storage } from '../ports/storage.js';
 import type { AlertEvaluator } from '../alerts/evaluator.js';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 export interface AppContext {
   config: Config;
@@ -72,4 +73,6 @@ export interface AppContext {
   files: { service: FileService; storage: Storage; processing: FileProcessingRunner | null; attachments: FileAttachments };
   /** Alert rules evaluated under a lease (issue 19); null when ALERTS_ENABLED=false. */
   alerts: AlertEvaluator | null;
+  /** Sends webhook deliveries from the outbox (issue 19; src/webhooks/dispatcher.ts). */
+  webhooks: WebhookDispatcher;
 }

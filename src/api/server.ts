@@ -35,6 +35,7 @@ import { usageRoutes } from './routes/usage.js';
 import { auditRoutes } from './routes/audit.js';
 import { projectionRoutes } from './routes/projections.js';
 import { logSlowApiRequests } from '../logs/process-logs.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 const duplicateAuthorizationError = () => new BadRequestError('the request has more than one Authorization header; send one', 'duplicate_authorization');
 
@@ -130,6 +131,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(usageRoutes(ctx));
   await app.register(auditRoutes(ctx));
   await app.register(projectionRoutes(ctx));
+  await app.register(webhookRoutes(ctx));
   await app.register(presetRoutes(ctx));
   await app.register(conversationRoutes(ctx));
   await app.register(conversationMessageRoutes(ctx));

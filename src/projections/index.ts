@@ -14,6 +14,7 @@ import { responsesProjection } from './responses.js';
 import type { Projection } from './runtime/projection.js';
 import { sessionsProjection } from './sessions.js';
 import { usageProjection } from './usage.js';
+import { webhooksProjection } from './webhooks.js';
 
 /** What some projections need beyond their transaction: SECRET (conversations open data keys sealed with it). */
 export interface ProjectionDeps {
@@ -35,5 +36,6 @@ export function projectionsOf(deps: ProjectionDeps): readonly Projection[] {
     conversationsProjection(new SecretBox(deps.secret, 'data-keys')),
     filesProjection(new SecretBox(deps.secret, 'data-keys')),
     alertsProjection,
+    webhooksProjection,
   ];
 }

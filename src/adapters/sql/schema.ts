@@ -538,6 +538,19 @@ export interface AlertRulesTable {
   updated_at: string;
 }
 
+/** Webhooks of a tenant (src/projections/webhooks.ts); `events` is a JSON array, the secret sealed ('webhook-secrets'). */
+export interface WebhooksTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: string;
+  secret_sealed: string;
+  enabled: number;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** One firing of a rule (migration 0180, projection `alerts`). */
 export interface AlertsTable {
   /** `alert_` + a time-ordered hex id: orders the list and is its cursor. */
@@ -571,10 +584,42 @@ export interface AlertInstancesTable {
   reported_at: string;
 }
 
+/** One notice for one webhook and its attempts (migration 0190); status pending | delivered | failed. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  tenant_id: string;
+  event_key: string;
+  event_type: string;
+  /** Log position of the notice's event (bigint: may be a string). */
+  event_position: number;
+  payload_id: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  first_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+}
+
+/** The highest log position deliveries were made for (kept by a rebuild: decision 0210). */
+export interface WebhookOutboxTable {
+  name: string;
+  /** bigint: may be a string. */
+  position: number;
+}
+
 export interface ReadModelTables {
   alert_instances: AlertInstancesTable;
   alert_rules: AlertRulesTable;
   alerts: AlertsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_outbox: WebhookOutboxTable;
   files: FilesTable;
   data_keys: DataKeysTable;
   conversations: ConversationsTable;

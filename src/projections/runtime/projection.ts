@@ -12,6 +12,12 @@ export interface Projection {
   version: number;
   /** Event types `apply` reads; commits without any of them cost no database write. */
   eventTypes: readonly string[];
+  /**
+   * Optional, pure and cheap: false for an event of `eventTypes` this projection leaves alone after
+   * all (the webhooks projection reads only the usage events refused for quota). Such events are
+   * not handed to it, and a commit of nothing else costs no write, as for other types.
+   */
+  accepts?(event: StoredEvent): boolean;
   /** Applies one event inside the runner's transaction; must write only through `trx`. */
   apply(trx: ReadModelDb, event: StoredEvent): Promise<void>;
   /**

@@ -273,7 +273,7 @@ export class ProjectionRunner {
 
   private relevantCount(state: Running, commit: Commit): number {
     let count = 0;
-    for (const event of commit.events) if (state.relevant.has(event.type)) count++;
+    for (const event of commit.events) if (isRelevant(state, event)) count++;
     return count;
   }
 
@@ -448,7 +448,7 @@ export class ProjectionRunner {
     if (fresh.length === 0) return;
     const first = fresh[0]!.position;
     const last = fresh[fresh.length - 1]!.position;
-    const relevant = fresh.flatMap((commit) => commit.events.filter((e) => state.relevant.has(e.type)));
+    const relevant = fresh.flatMap((commit) => commit.events.filter((e) => isRelevant(state, e)));
     if (relevant.length > 0) {
       let claimed: boolean;
       try {
@@ -569,6 +569,11 @@ export class ProjectionRunner {
       .where('generation', '=', state.generation)
       .execute();
   }
+}
+
+/** An event the projection reads: of one of its types, and not left out by its `accepts`. */
+function isRelevant(state: Running, event: StoredEvent): boolean {
+  return state.relevant.has(event.type) && (state.projection.accepts?.(event) ?? true);
 }
 
 const eventCount = (commits: readonly Commit[]) => commits.reduce((n, commit) => n + commit.events.length, 0);
