@@ -19,6 +19,7 @@ import * as dataKeys from './0130_data_keys.js';
 import * as conversations from './0140_conversations.js';
 import * as files from './0150_files.js';
 import * as conversationMessageFiles from './0160_conversation_message_files.js';
+import * as logs from './0170_logs.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0140_conversations': conversations,
   '0150_files': files,
   '0160_conversation_message_files': conversationMessageFiles,
+  '0170_logs': logs,
 };

@@ -1,0 +1,121 @@
+/**
+ * Reads of the log index: one keyset page of entries matching a LogQuery, newest or oldest first
+ * by (timestamp, id). Full text goes through each database's own index (SQLite FTS5, MariaDB
+ * FULLTEXT, PostgreSQL tsvector); see migrations/0170_logs.ts and decision 0190.
+ */
+import { MysqlAdapter, PostgresAdapter, sql, type ExpressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
+import type { LogEntriesTable, ReadModelTables } from '../../adapters/sql/schema.js';
+import type { LogEntry, LogLevel, LogCategory } from '../entry.js';
+import { fts5MatchOf, likeContains, mysqlTermsOf, prefixEnd, tsqueryOf, type LogCursor, type LogQuery, type SearchDialect } from './search.js';
+
+type Db = Kysely<ReadModelTables>;
+type Eb = ExpressionBuilder<ReadModelTables, 'log_entries'>;
+
+export function searchDialectOf(db: Db): SearchDialect {
+  const adapter = db.getExecutor().adapter;
+  return adapter instanceof MysqlAdapter ? 'mysql' : adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+/** The columns an entry is read back from (not `seq`, nor PostgreSQL's `search`). */
+const COLUMNS = ['id', 'timestamp', 'level', 'category', 'component', 'event', 'user_id', 'session_id', 'tenant_id', 'request_id', 'ip_address', 'message', 'details', 'instance', 'source'] as const;
+export type LogRow = Pick<LogEntriesTable, (typeof COLUMNS)[number]>;
+
+/** The conditions of `q` (all ANDed), cursor excluded. */
+function conditionsOf(eb: Eb, q: LogQuery, dialect: SearchDialect): Expression<SqlBool>[] {
+  const where: Expression<SqlBool>[] = [];
+  if (q.tenantId !== null) where.push(eb('tenant_id', '=', q.tenantId));
+  if (q.minRank !== undefined && q.minRank > 0) where.push(eb('level_rank', '>=', q.minRank));
+  if (q.levels && q.levels.length > 0) where.push(eb('level', 'in', [...q.levels]));
+  if (q.components && q.components.length > 0) where.push(eb('component', 'in', [...q.components]));
+  if (q.categories && q.categories.length > 0) where.push(eb('category', 'in', [...q.categories]));
+  if (q.since !== undefined) where.push(eb('timestamp', '>=', q.since));
+  if (q.until !== undefined) where.push(eb('timestamp', '<=', q.until));
+  if (q.userId !== undefined) where.push(eb('user_id', '=', q.userId));
+  if (q.ip) {
+    const ip = q.ip;
+    if (ip.kind === 'exact') where.push(eb('ip_address', '=', ip.value));
+    // A range on the index (binary or C collation on every dialect, see the migration).
+    else if (ip.kind === 'prefix') where.push(eb.and([eb('ip_address', '>=', ip.prefix), eb('ip_address', '<', prefixEnd(ip.prefix))]));
+    else where.push(sql<SqlBool>`${sql.ref('ip_address')} like ${ip.like}`);
+  }
+  if (q.words && q.words.length > 0) {
+    if (dialect === 'sqlite') {
+      where.push(sql<SqlBool>`${sql.ref('seq')} in (select rowid from log_entries_fts where log_entries_fts match ${fts5MatchOf(q.words)})`);
+    } else if (dialect === 'postgres') {
+      where.push(sql<SqlBool>`search @@ to_tsquery('simple', ${tsqueryOf(q.words)})`);
+    } else {
+      const { against, likeWords } = mysqlTermsOf(q.words);
+      if (against !== null) where.push(sql<SqlBool>`match (message, details) against (${against} in boolean mode)`);
+      for (const word of likeWords) {
+        const pattern = likeContains(word);
+        where.push(sql<SqlBool>`(message like ${pattern} escape '!' or details like ${pattern} escape '!')`);
+      }
+    }
+  }
+  return where;
+}
+
+/** Entries strictly after `cursor` in the page order: an index range on (timestamp, id). */
+function afterCursor(eb: Eb, cursor: LogCursor, order: LogQuery['order']): Expression<SqlBool> {
+  const op = order === 'newest' ? '<' : '>';
+  const edge = order === 'newest' ? '<=' : '>=';
+  return eb.and([eb('timestamp', edge, cursor.timestamp), eb.or([eb('timestamp', op, cursor.timestamp), eb('id', op, cursor.id)])]);
+}
+
+/** One page: up to `q.limit` rows, and the cursor of the next page (null: this was the last). */
+export async function findLogEntries(db: Db, q: LogQuery): Promise<{ rows: LogRow[]; next: LogCursor | null }> {
+  const dialect = searchDialectOf(db);
+  const direction = q.order === 'newest' ? 'desc' : 'asc';
+  const rows = await db
+    .selectFrom('log_entries')
+    .select(COLUMNS)
+    .where((eb) => eb.and([...conditionsOf(eb, q, dialect), ...(q.after ? [afterCursor(eb, q.after, q.order)] : [])]))
+    .orderBy('timestamp', direction)
+    .orderBy('id', direction)
+    .limit(q.limit + 1)
+    .execute();
+  const more = rows.length > q.limit;
+  if (more) rows.pop();
+  const last = rows.at(-1);
+  return { rows, next: more && last ? { timestamp: last.timestamp, id: last.id } : null };
+}
+
+/** Every matching row, in pages of `pageSize` (one page in memory at a time), for exports. */
+export async function* eachLogEntry(db: Db, q: Omit<LogQuery, 'limit' | 'after'>, pageSize = 1000): AsyncGenerator<LogRow[]> {
+  let after: LogCursor | undefined;
+  for (;;) {
+    const page = await findLogEntries(db, { ...q, limit: pageSize, ...(after && { after }) });
+    if (page.rows.length > 0) yield page.rows;
+    if (!page.next) return;
+    after = page.next;
+  }
+}
+
+/** A row as the API shows it: the entry, with its details parsed and absent fields null. */
+export function entryOfRow(row: LogRow): LogEntry & { source: string } {
+  let details: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(row.details);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) details = parsed as Record<string, unknown>;
+  } catch {
+    // Stored by this code as JSON; anything else shows as empty details rather than failing the page.
+  }
+  const optional = (value: string | null) => value ?? undefined;
+  return {
+    id: row.id,
+    timestamp: row.timestamp,
+    level: row.level as LogLevel,
+    category: row.category as LogCategory,
+    component: row.component,
+    event: row.event,
+    user_id: optional(row.user_id),
+    session_id: optional(row.session_id),
+    tenant_id: optional(row.tenant_id),
+    request_id: optional(row.request_id),
+    ip_address: optional(row.ip_address),
+    message: row.message,
+    details,
+    instance: optional(row.instance),
+    source: row.source,
+  };
+}
