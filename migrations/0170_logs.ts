@@ -59,7 +59,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('log_entries_by_category').on('log_entries').columns(['category', 'timestamp']).execute();
 
   if (mysql) {
+    // No stopwords: in logs "not", "after", "off" are words operators search for. The setting is
+    // read when the index is made (Kysely's migrator runs MySQL migrations on one connection).
+    await sql`set session innodb_ft_enable_stopword = 0`.execute(db);
     await sql`alter table log_entries add fulltext index log_entries_text (message, details)`.execute(db);
+    await sql`set session innodb_ft_enable_stopword = 1`.execute(db);
   } else if (postgres) {
     await sql`alter table log_entries add column search tsvector generated always as (to_tsvector('simple', message || ' ' || details)) stored`.execute(db);
     await sql`create index log_entries_search on log_entries using gin (search)`.execute(db);

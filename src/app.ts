@@ -54,6 +54,9 @@ import { ProjectorThread, type Projectors } from './projections/runtime/projecto
 import { FileService } from './files/service.js';
 import { openFileProcessor } from './files/processing/index.js';
 import { FileProcessingRunner } from './files/processing/runner.js';
+import { LogHub } from './logs/hub.js';
+import { LogIndexBatcher } from './logs/index/batcher.js';
+import { pruneLogIndex, SqlLogIndex } from './logs/index/sql-index.js';
 
 export interface App {
   ctx: AppContext;
@@ -180,6 +183,20 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   const fileService = new FileService({ commands, storage, db: sql.db, dataKeys, runner, config: config.files, logger, quotaOf: (tenantId) => billing.settings(tenantId).storage_quota_bytes });
   const processor = await openFileProcessor(config, logger);
   const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
+  // The searchable log index (issue 19): process entries from the hub, batched into the read-model
+  // database (entries derived from events are the logs projection's, published with index: false).
+  // TODO(lead): take the hub from the logger (logHubOf) once the log files branch is merged.
+  const logHub = new LogHub();
+  const logIndex = new LogIndexBatcher(new SqlLogIndex(sql.db), {
+    minLevel: config.logs.indexLevel,
+    onTrouble: ({ state, error, dropped, queued }) => {
+      if (state === 'failing') logger.warn({ err: error, dropped, queued }, 'log index: writes fail, entries wait in memory (bounded)');
+      else logger.info({ dropped, queued }, 'log index: writes work again');
+    },
+  });
+  const unsubscribeLogIndex = logHub.subscribe((entry, { index }) => {
+    if (index) logIndex.push(entry);
+  });
   const gate = new RelayGate({
     callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
@@ -222,6 +239,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     mfa: { secrets: new SecretBox(config.secret, 'mfa-secrets'), recoveryCodes: new RecoveryCodeHasher(config.secret) },
     metrics,
     files: { service: fileService, storage, processing, attachments: fileService },
+    logs: { hub: logHub, index: logIndex },
   };
   const server = await buildServer(ctx);
   // Files a dead instance left waiting or half-processed (processed in the background).
@@ -244,6 +262,17 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     );
   }, config.auth.sessionRetentionIntervalMs);
   sessionRetention.unref();
+  // Searchable log entries past their retention (idempotent: every instance may run it).
+  let logPruning: Promise<void> = Promise.resolve();
+  const logRetention = setInterval(() => {
+    logPruning = pruneLogIndex(sql.db, config.logs.retentionDays, new Date()).then(
+      (removed) => {
+        if (removed > 0) logger.info({ removed }, 'expired log entries removed from the index');
+      },
+      (error: unknown) => logger.warn({ err: error }, 'could not remove expired log entries'),
+    );
+  }, config.logs.retentionIntervalMs);
+  logRetention.unref();
 
   return {
     ctx,
@@ -277,7 +306,9 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
     async close() {
       clearInterval(sessionRetention);
+      clearInterval(logRetention);
       await pruning;
+      await logPruning;
       // No new connections; idle keep-alive ones close; those fastify took over close with it.
       const frontClosed = front ? new Promise<void>((resolve) => front!.close(() => resolve())) : Promise.resolve();
       front?.closeIdleConnections();
@@ -290,6 +321,9 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       await usage.close();
       await processing?.close();
       await pools.close();
+      // The last entries reach the index before its database closes.
+      unsubscribeLogIndex();
+      await logIndex.close();
       await views.stop();
       await runner.stop();
       await counters.close();

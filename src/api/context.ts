@@ -25,6 +25,8 @@ import type { FileAttachments } from '../files/attachments.js';
 import type { FileProcessingRunner } from '../files/processing/runner.js';
 import type { FileService } from '../files/service.js';
 import type { Storage } from '../ports/storage.js';
+import type { LogHub } from '../logs/hub.js';
+import type { LogIndexBatcher } from '../logs/index/batcher.js';
 
 export interface AppContext {
   config: Config;
@@ -69,4 +71,6 @@ export interface AppContext {
   metrics: Metrics;
   /** Uploaded files (issue 18): the service behind /v1/files, its storage, background processing (null: FILE_PROCESSING_ENGINE=none), and files for chat. */
   files: { service: FileService; storage: Storage; processing: FileProcessingRunner | null; attachments: FileAttachments };
+  /** Operational logs (issue 19): the hub entries are published to, and the batching writer of the searchable index. */
+  logs: { hub: LogHub; index: LogIndexBatcher };
 }
