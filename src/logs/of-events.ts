@@ -8,6 +8,7 @@
  * are the user's, so entries name things by id only. The event's stored data is read field by
  * field (only what is named here reaches an entry).
  */
+import { ownValue } from '../own.js';
 import type { StoredEvent } from '../ports/event-store.js';
 import { usageEventOf } from '../projections/usage-events.js';
 import type { LogCategory, LogEntry, LogLevel } from './entry.js';
@@ -57,8 +58,14 @@ export const LOGGED_EVENT_TYPES = [
 ] as const;
 
 type Data = Record<string, unknown>;
-const str = (d: Data, key: string): string | undefined => (typeof d[key] === 'string' ? (d[key] as string) : undefined);
-const num = (d: Data, key: string): number | undefined => (typeof d[key] === 'number' ? (d[key] as number) : undefined);
+const str = (d: Data, key: string): string | undefined => {
+  const value = ownValue(d, key);
+  return typeof value === 'string' ? value : undefined;
+};
+const num = (d: Data, key: string): number | undefined => {
+  const value = ownValue(d, key);
+  return typeof value === 'number' ? value : undefined;
+};
 /** The id part of a stream name (`user-usr_1` -> `usr_1`). */
 const streamId = (stored: StoredEvent): string => stored.stream.slice(stored.stream.indexOf('-') + 1);
 /** Field names only (what changed, never the values). */
