@@ -6,7 +6,7 @@
 import { MysqlAdapter, PostgresAdapter, sql, type ExpressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { LogEntriesTable, ReadModelTables } from '../../adapters/sql/schema.js';
 import type { LogEntry, LogLevel, LogCategory } from '../entry.js';
-import { fts5MatchOf, likeContains, mysqlTermsOf, prefixEnd, tsqueryOf, type LogCursor, type LogQuery, type SearchDialect } from './search.js';
+import { fts5MatchOf, likeContains, mysqlTermsOf, prefixEnd, prefixTsqueryOf, type LogCursor, type LogQuery, type SearchDialect } from './search.js';
 
 type Db = Kysely<ReadModelTables>;
 type Eb = ExpressionBuilder<ReadModelTables, 'log_entries'>;
@@ -42,7 +42,8 @@ function conditionsOf(eb: Eb, q: LogQuery, dialect: SearchDialect): Expression<S
     if (dialect === 'sqlite') {
       where.push(sql<SqlBool>`${sql.ref('seq')} in (select rowid from log_entries_fts where log_entries_fts match ${fts5MatchOf(q.words)})`);
     } else if (dialect === 'postgres') {
-      where.push(sql<SqlBool>`search @@ to_tsquery('simple', ${tsqueryOf(q.words)})`);
+      const queries = q.words.map((w) => (w.prefix ? sql`to_tsquery('simple', ${prefixTsqueryOf(w)})` : sql`phraseto_tsquery('simple', ${w.text})`));
+      where.push(sql<SqlBool>`search @@ (${sql.join(queries, sql` && `)})`);
     } else {
       const { against, likeWords } = mysqlTermsOf(q.words);
       if (against !== null) where.push(sql<SqlBool>`match (message, details) against (${against} in boolean mode)`);

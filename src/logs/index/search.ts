@@ -118,6 +118,8 @@ export function prefixEnd(prefix: string): string {
 export interface TextWord {
   parts: string[];
   prefix: boolean;
+  /** The word as written (lower case, without the `*`): PostgreSQL parses it with its own parser. */
+  text: string;
 }
 
 /** The words of `query` and of `keywords`, every one required. Punctuation only separates. */
@@ -127,7 +129,8 @@ export function textTermsOf(query: string | undefined, keywords: readonly string
     for (const raw of source.split(/\s+/)) {
       const parts = raw.toLowerCase().match(/[\p{L}\p{N}]+/gu);
       if (!parts) continue;
-      words.push({ parts, prefix: raw.endsWith('*') });
+      const prefix = raw.endsWith('*');
+      words.push({ parts, prefix, text: raw.replace(/\*+$/, '').toLowerCase() });
     }
   }
   if (words.length > 32) throw new BadRequestError('the query has too many words (at most 32)', 'query_too_long', 'query');
@@ -142,9 +145,13 @@ export function fts5MatchOf(words: readonly TextWord[]): string {
   return words.map((w) => `"${w.parts.join(' ')}"${w.prefix ? ' *' : ''}`).join(' AND ');
 }
 
-/** PostgreSQL tsquery text ('simple' config): parts of a word followed by `<->`, words ANDed, `:*` for a prefix. */
-export function tsqueryOf(words: readonly TextWord[]): string {
-  return words.map((w) => w.parts.map((p, i) => `'${p}'${w.prefix && i === w.parts.length - 1 ? ':*' : ''}`).join(' <-> ')).join(' & ');
+/**
+ * PostgreSQL tsquery text of a prefix word ('simple' config): its parts followed by `<->`, `:*` on
+ * the last. Other words go to phraseto_tsquery as written, so that PostgreSQL's parser splits them
+ * as it split the indexed text (`db-1` is `db` and `-1` to it, not `db` and `1`).
+ */
+export function prefixTsqueryOf(word: TextWord): string {
+  return word.parts.map((p, i) => `'${p}'${i === word.parts.length - 1 ? ':*' : ''}`).join(' <-> ');
 }
 
 /**
