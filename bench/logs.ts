@@ -121,7 +121,7 @@ async function load(s: RunningApp): Promise<number> {
   const started = performance.now();
   const PER_TRANSACTION = 10_000;
   for (let first = 0; first < ENTRIES; first += PER_TRANSACTION) {
-    const rows = [];
+    const rows: ReturnType<typeof rowOf>[] = [];
     for (let i = first; i < Math.min(ENTRIES, first + PER_TRANSACTION); i++) rows.push(rowOf(entryAt(i), 'process'));
     await db.transaction().execute((trx) => insertLogRows(trx, rows));
     if ((first / PER_TRANSACTION) % 20 === 19) process.stdout.write(`  loaded ${first + PER_TRANSACTION} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);

@@ -13,7 +13,7 @@ import type { StoredEvent } from '../ports/event-store.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 
 async function write(trx: ReadModelDb, events: readonly StoredEvent[], options: EntriesOfEventOptions): Promise<void> {
-  const rows = [];
+  const rows: ReturnType<typeof rowOf>[] = [];
   for (const event of events) for (const entry of entriesOfEvent(event, options)) rows.push(rowOf(entry, 'event'));
   if (rows.length > 0) await insertLogRows(trx, rows);
 }

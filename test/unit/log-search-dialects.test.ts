@@ -51,6 +51,20 @@ for (const [dialect, enabled] of dialectsHere(services)) {
       expect(await find({ words: textTermsOf('refused disk') })).toEqual([]);
     });
 
+    it('answers full text alike when the time-ordered scan fills the page (its rows checked one by one)', async () => {
+      // A page of 1: two matches among the scanned candidates make a full page from the scan.
+      const newest = async (text: string, q: Partial<LogQuery> = {}) => (await findLogEntries(database.db, { tenantId: null, order: 'newest', limit: 1, words: textTermsOf(text), ...q })).rows.map((r) => r.id);
+      expect(await newest('CONNECTION*')).toEqual(['e4']);
+      expect(await newest('connection*', { order: 'oldest' })).toEqual(['e1']);
+      expect(await newest('connection')).toEqual(['e1']);
+      expect(await newest('db-1')).toEqual(['e1']);
+      expect(await newest('connections')).toEqual(['e4']);
+      const first = await findLogEntries(database.db, { tenantId: null, order: 'newest', limit: 1, words: textTermsOf('connection*') });
+      const second = await findLogEntries(database.db, { tenantId: null, order: 'newest', limit: 1, words: textTermsOf('connection*'), after: first.next! });
+      expect([...first.rows, ...second.rows].map((r) => r.id)).toEqual(['e4', 'e1']);
+      expect(second.next).toBeNull();
+    });
+
     it('answers filters, tenants and pages alike', async () => {
       expect(await find({ ip: ipPatternOf('10.0.*') })).toEqual(['e1']);
       expect(await find({ ip: ipPatternOf('10.*') })).toEqual(['e1', 'e2']);

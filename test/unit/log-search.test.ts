@@ -9,7 +9,7 @@ import type { LogEntry } from '../../src/logs/entry.js';
 import { LogIndexBatcher } from '../../src/logs/index/batcher.js';
 import { csvField } from '../../src/logs/index/export.js';
 import { findLogEntries } from '../../src/logs/index/queries.js';
-import { decodeCursor, encodeCursor, fts5MatchOf, ipPatternOf, mysqlTermsOf, prefixEnd, prefixTsqueryOf, rangeOf, textTermsOf } from '../../src/logs/index/search.js';
+import { decodeCursor, encodeCursor, fts5MatchOf, ipPatternOf, mysqlRegexpOf, mysqlTermsOf, prefixEnd, prefixTsqueryOf, rangeOf, textTermsOf } from '../../src/logs/index/search.js';
 import { pruneLogIndex, SqlLogIndex } from '../../src/logs/index/sql-index.js';
 import { entriesOfEvent } from '../../src/logs/of-events.js';
 import { AppError } from '../../src/errors.js';
@@ -39,6 +39,7 @@ describe('query words', () => {
     // MariaDB's FULLTEXT index has no word shorter than 3 characters: those go to LIKE.
     expect(mysqlTermsOf(words)).toEqual({ against: '+connection +refus*', likeWords: ['gpt', '4o', 'db'] });
     expect(mysqlTermsOf(textTermsOf('ok'))).toEqual({ against: null, likeWords: ['ok'] });
+    expect(words.map(mysqlRegexpOf)).toEqual(['\\bconnection\\b', '\\bgpt\\W+4o\\b', '\\brefus', '\\bdb\\b']);
   });
 
   it('drops what is only punctuation (no syntax of any engine gets through) and bounds the word count', () => {

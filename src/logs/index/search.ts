@@ -172,6 +172,15 @@ export function mysqlTermsOf(words: readonly TextWord[]): { against: string | nu
   return { against: against.length > 0 ? against.join(' ') : null, likeWords };
 }
 
+/**
+ * A word as a MariaDB regular expression (PCRE; case-insensitive through the columns' collation):
+ * its parts as whole words separated by anything else, the last one open for a prefix. What the
+ * FULLTEXT index would match, for rows checked one by one.
+ */
+export function mysqlRegexpOf(word: TextWord): string {
+  return `\\b${word.parts.join('\\W+')}${word.prefix ? '' : '\\b'}`;
+}
+
 /** `%word%` for LIKE with `!` as the escape character. */
 export function likeContains(word: string): string {
   return `%${word.replace(/[!%_]/g, (c) => `!${c}`)}%`;
