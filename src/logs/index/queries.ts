@@ -3,7 +3,7 @@
  * by (timestamp, id). Full text goes through each database's own index (SQLite FTS5, MariaDB
  * FULLTEXT, PostgreSQL tsvector); see migrations/0170_logs.ts and decision 0190.
  */
-import { MysqlAdapter, PostgresAdapter, sql, type ExpressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { MysqlAdapter, PostgresAdapter, sql, type ExpressionBuilder, type Expression, type Kysely, type QueryCreator, type SqlBool } from 'kysely';
 import type { LogEntriesTable, ReadModelTables } from '../../adapters/sql/schema.js';
 import type { LogEntry, LogLevel, LogCategory } from '../entry.js';
 import { fts5MatchOf, likeContains, MYSQL_MIN_TOKEN, mysqlRegexpOf, mysqlTermsOf, prefixEnd, prefixTsqueryOf, type LogCursor, type LogQuery, type SearchDialect, type TextWord } from './search.js';
@@ -94,15 +94,16 @@ function afterCursor(eb: Eb, cursor: LogCursor, order: LogQuery['order'], dialec
 }
 
 /**
- * Rows a time-ordered scan examines for a full-text query before the full-text index takes over.
- * Full-text indexes find every match of a word before the newest 100 can be chosen: fine for a rare
- * word, seconds for one in half of 1,000,000 entries (MariaDB: 6.6 s p50; decision 0190). The scan
- * answers those at once, and a rare word goes to the index after at most this many rows.
+ * Rows time-ordered scans examine for a full-text query (one after the other) before the
+ * full-text index takes over. Full-text indexes find every match of a word before the newest 100
+ * can be chosen: fine for a rare word, seconds for one in half of 1,000,000 entries (MariaDB:
+ * 6.6 s p50; decision 0190). The scans answer those at once, and narrow filters (one tenant, a
+ * week, a level) whole; a word rare among the newest 40,000 candidates goes to the index.
  */
-export const SCAN_CANDIDATES = 5000;
+export const SCAN_CANDIDATES = [5000, 40_000] as const;
 
-/** One page: up to `q.limit` rows, and the cursor of the next page (null: this was the last). */
-export async function findLogEntries(db: Db, q: LogQuery): Promise<{ rows: LogRow[]; next: LogCursor | null }> {
+/** One page: up to `q.limit` rows, and the cursor of the next page (null: this was the last). `scans`: the candidates of each scan (tests: [] for the index alone). */
+export async function findLogEntries(db: Db, q: LogQuery, scans: readonly number[] = SCAN_CANDIDATES): Promise<{ rows: LogRow[]; next: LogCursor | null }> {
   const dialect = searchDialectOf(db);
   const direction = q.order === 'newest' ? 'desc' : 'asc';
   const cursor = (eb: Eb) => (q.after ? [afterCursor(eb, q.after, q.order, dialect)] : []);
@@ -115,29 +116,45 @@ export async function findLogEntries(db: Db, q: LogQuery): Promise<{ rows: LogRo
       .orderBy('id', direction)
       .limit(q.limit + 1)
       .execute();
-  let rows: LogRow[];
+  let rows: LogRow[] | null = null;
   if (q.words && q.words.length > 0) {
     const words = q.words;
-    // The newest SCAN_CANDIDATES rows of the other conditions, each checked for the words. A full
-    // page from them is exact (older candidates come after it); otherwise the index answers.
-    const scanned = await db
-      .with('candidates', (w) =>
+    for (const cap of scans) {
+      // The newest `cap` rows of the other conditions, each checked for the words. A full page
+      // from them is exact (older candidates come after it), and so is any answer when they were
+      // all the rows there are; otherwise more candidates, then the index.
+      const candidates = (w: QueryCreator<ReadModelTables>) =>
         w
           .selectFrom('log_entries')
           .select('seq')
           .where((eb) => eb.and([...filtersOf(eb, q), ...cursor(eb)]))
           .orderBy('timestamp', direction)
           .orderBy('id', direction)
-          .limit(SCAN_CANDIDATES),
-      )
-      .selectFrom('log_entries')
-      .select(COLUMNS)
-      .where((eb) => eb.and([eb('log_entries.seq', 'in', eb.selectFrom('candidates').select('candidates.seq')), ...wordsOf(words, dialect, 'row')]))
-      .orderBy('timestamp', direction)
-      .orderBy('id', direction)
-      .limit(q.limit + 1)
-      .execute();
-    rows = scanned.length > q.limit ? scanned : await select((eb) => [...filtersOf(eb, q), ...wordsOf(words, dialect, 'index'), ...cursor(eb)]);
+          .limit(cap);
+      const scanned = await db
+        .with('candidates', candidates)
+        .selectFrom('log_entries')
+        .select(COLUMNS)
+        .where((eb) => eb.and([eb('log_entries.seq', 'in', eb.selectFrom('candidates').select('candidates.seq')), ...wordsOf(words, dialect, 'row')]))
+        .orderBy('timestamp', direction)
+        .orderBy('id', direction)
+        .limit(q.limit + 1)
+        .execute();
+      if (scanned.length > q.limit) {
+        rows = scanned;
+        break;
+      }
+      const seen = await db
+        .with('candidates', candidates)
+        .selectFrom('candidates')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .executeTakeFirstOrThrow();
+      if (Number(seen.n) < cap) {
+        rows = scanned;
+        break;
+      }
+    }
+    rows ??= await select((eb) => [...filtersOf(eb, q), ...wordsOf(words, dialect, 'index'), ...cursor(eb)]);
   } else {
     rows = await select((eb) => [...filtersOf(eb, q), ...cursor(eb)]);
   }
