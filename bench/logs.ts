@@ -181,7 +181,7 @@ async function httpSearches(s: RunningApp): Promise<Array<{ name: string; p50: n
   const out = [];
   const bodies: Array<[string, (n: number) => unknown]> = [
     ['HTTP text, operator, 1 word', (n) => ({ query: VOCABULARY[n % 40] })],
-    ['HTTP text, admin scope via filters, 2 words', (n) => ({ query: `${VOCABULARY[n % 20]} ${VOCABULARY[(n * 3) % 60]}`, filters: { level: 'WARNING' } })],
+    ['HTTP text, 2 words, WARNING+', (n) => ({ query: `${VOCABULARY[n % 20]} ${VOCABULARY[(n * 3) % 60]}`, filters: { level: 'WARNING' } })],
     ['HTTP ip wildcard', (n) => ({ filters: { ip_address: `10.${n % 40}.*` } })],
   ];
   for (const [name, body] of bodies) {
