@@ -109,8 +109,11 @@ function afterCursor(eb: Eb, cursor: LogCursor, order: LogQuery['order'], dialec
 export const SCAN_CANDIDATES = [5000, 40_000] as const;
 
 /** One page: up to `q.limit` rows, and the cursor of the next page (null: this was the last). `scans`: the candidates of each scan (tests: [] for the index alone). */
-export async function findLogEntries(db: Db, q: LogQuery, scans: readonly number[] = SCAN_CANDIDATES): Promise<{ rows: LogRow[]; next: LogCursor | null }> {
+export async function findLogEntries(db: Db, query: LogQuery, scans: readonly number[] = SCAN_CANDIDATES): Promise<{ rows: LogRow[]; next: LogCursor | null }> {
   const dialect = searchDialectOf(db);
+  // The cursor's time as the range's bound too: SQLite bounded its index range by `since` and
+  // skipped to the cursor row by row (an export's page 1,000 cost 15 times its first).
+  const q = query.after ? withCursorBound(query, query.after) : query;
   const direction = q.order === 'newest' ? 'desc' : 'asc';
   const cursor = (eb: Eb) => (q.after ? [afterCursor(eb, q.after, q.order, dialect)] : []);
   const select = (where: (eb: Eb) => Expression<SqlBool>[]) =>
@@ -168,6 +171,11 @@ export async function findLogEntries(db: Db, q: LogQuery, scans: readonly number
   if (more) rows.pop();
   const last = rows.at(-1);
   return { rows, next: more && last ? { timestamp: last.timestamp, id: last.id } : null };
+}
+
+function withCursorBound(q: LogQuery, cursor: LogCursor): LogQuery {
+  if (q.order === 'oldest') return { ...q, since: q.since !== undefined && q.since > cursor.timestamp ? q.since : cursor.timestamp };
+  return { ...q, until: q.until !== undefined && q.until < cursor.timestamp ? q.until : cursor.timestamp };
 }
 
 /** Every matching row, in pages of `pageSize` (one page in memory at a time), for exports. */
