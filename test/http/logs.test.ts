@@ -283,6 +283,15 @@ for (const mode of appModes(services, urls)) {
       expect((await call(`${b.url}/api/admin/logs/export`, { token: b.adminToken, body: { date_range: range, format: 'xml' } })).json.error).toMatchObject({ code: 'invalid_request', param: 'format' });
     });
 
+    it('documents the three endpoints in /openapi.json, with the order of results', async () => {
+      const spec = (await call(`${b.url}/openapi.json`)).json;
+      expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/admin/logs', '/api/admin/logs/search', '/api/admin/logs/export']));
+      const search = spec.paths['/api/admin/logs/search'].post;
+      expect(search.description).toContain('newest first');
+      expect(Object.keys(search.requestBody.content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['query', 'filters', 'sort', 'limit', 'cursor']));
+      expect(Object.keys(spec.paths['/api/admin/logs/export'].post.requestBody.content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['date_range', 'format', 'filters']));
+    });
+
     it('rebuilding the logs projection keeps process entries and restores the entries of events', async () => {
       const processEntry = entry({ message: `${marker}rebuild survivor` });
       await publish([processEntry]);
