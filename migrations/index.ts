@@ -21,6 +21,7 @@ import * as files from './0150_files.js';
 import * as conversationMessageFiles from './0160_conversation_message_files.js';
 import * as alerts from './0180_alerts.js';
 import * as webhooks from './0190_webhooks.js';
+import * as logs from './0170_logs.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0160_conversation_message_files': conversationMessageFiles,
   '0180_alerts': alerts,
   '0190_webhooks': webhooks,
+  '0170_logs': logs,
 };

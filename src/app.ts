@@ -59,6 +59,8 @@ import { openFileProcessor } from './files/processing/index.js';
 import { FileProcessingRunner } from './files/processing/runner.js';
 import { AlertEvaluator } from './alerts/evaluator.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { LogIndexBatcher } from './logs/index/batcher.js';
+import { pruneLogIndex, SqlLogIndex } from './logs/index/sql-index.js';
 
 export interface App {
   ctx: AppContext;
@@ -218,6 +220,18 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const processing = processor ? new FileProcessingRunner({ commands, storage, db: sql.db, processor, config: config.files, tmpDir: join(config.dirs.data, 'tmp'), logger }) : null;
   // Webhook deliveries (issue 19): every instance sends the due ones, claimed one attempt at a time.
   const webhooks = new WebhookDispatcher({ db: sql.db, secrets: new SecretBox(config.secret, 'webhook-secrets'), settings: config.webhooks, logger });
+  // The searchable log index (issue 19): process entries from the hub, batched into the read-model
+  // database (entries derived from events are the logs projection's, published with index: false).
+  const logIndex = new LogIndexBatcher(new SqlLogIndex(sql.db), {
+    minLevel: config.logs.indexLevel,
+    onTrouble: ({ state, error, dropped, queued }) => {
+      if (state === 'failing') logger.warn({ err: error, dropped, queued }, 'log index: writes fail, entries wait in memory (bounded)');
+      else logger.info({ dropped, queued }, 'log index: writes work again');
+    },
+  });
+  const unsubscribeLogIndex = logHub.subscribe((entry, { index }) => {
+    if (index) logIndex.push(entry);
+  });
   const gate = new RelayGate({
     callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
     keyGate,
@@ -266,6 +280,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     files: { service: fileService, storage, processing, attachments: fileService },
     alerts,
     webhooks,
+    logs: { hub: logHub, index: logIndex },
   };
   const server = await buildServer(ctx);
   // Files a dead instance left waiting or half-processed (processed in the background).
@@ -296,6 +311,17 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     { component: 'app', event: 'startup', version: VERSION, mode, eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind, logFiles: config.logs.files ? config.dirs.logs : null },
     `switchyard ${VERSION} started (${mode})`,
   );
+  // Searchable log entries past their retention (idempotent: every instance may run it).
+  let logPruning: Promise<void> = Promise.resolve();
+  const logRetention = setInterval(() => {
+    logPruning = pruneLogIndex(sql.db, config.logs.retentionDays, new Date()).then(
+      (removed) => {
+        if (removed > 0) logger.info({ removed }, 'expired log entries removed from the index');
+      },
+      (error: unknown) => logger.warn({ err: error }, 'could not remove expired log entries'),
+    );
+  }, config.logs.retentionIntervalMs);
+  logRetention.unref();
 
   return {
     ctx,
@@ -332,9 +358,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       systemLog.info({ component: 'app', event: 'shutdown' }, 'switchyard is stopping');
       stopResourceMetrics();
       clearInterval(sessionRetention);
+      clearInterval(logRetention);
       await pruning;
       // Before the stores close: a round in progress finishes and the lease goes to another instance.
       await alerts?.close();
+      await logPruning;
       // No new connections; idle keep-alive ones close; those fastify took over close with it.
       const frontClosed = front ? new Promise<void>((resolve) => front!.close(() => resolve())) : Promise.resolve();
       front?.closeIdleConnections();
@@ -348,6 +376,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       await processing?.close();
       await webhooks.close();
       await pools.close();
+      // The last entries reach the index before its database closes.
+      unsubscribeLogIndex();
+      await logIndex.close();
       await views.stop();
       await runner.stop();
       await counters.close();

@@ -27,6 +27,8 @@ import type { FileService } from '../files/service.js';
 import type { Storage } from '../ports/storage.js';
 import type { AlertEvaluator } from '../alerts/evaluator.js';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
+import type { LogHub } from '../logs/hub.js';
+import type { LogIndexBatcher } from '../logs/index/batcher.js';
 
 export interface AppContext {
   config: Config;
@@ -75,4 +77,6 @@ export interface AppContext {
   alerts: AlertEvaluator | null;
   /** Sends webhook deliveries from the outbox (issue 19; src/webhooks/dispatcher.ts). */
   webhooks: WebhookDispatcher;
+  /** Operational logs (issue 19): the hub entries are published to, and the batching writer of the searchable index. */
+  logs: { hub: LogHub; index: LogIndexBatcher };
 }

@@ -24,6 +24,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { conversationMessageRoutes } from './routes/conversation-messages.js';
 import { fileRoutes } from './routes/files.js';
 import { keyRoutes } from './routes/keys.js';
+import { logRoutes } from './routes/logs.js';
 import { relayRoutes } from './routes/relay.js';
 import { messagesRoutes } from './routes/messages.js';
 import { responseRoutes } from './routes/responses.js';
@@ -137,5 +138,6 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(conversationMessageRoutes(ctx));
   await app.register(fileRoutes(ctx));
   await app.register(alertRoutes(ctx));
+  await app.register(logRoutes(ctx));
   return app;
 }

@@ -8,6 +8,7 @@ import { conversationsProjection } from './conversations.js';
 import { filesProjection } from './files.js';
 import { keyUsageProjection } from './key-usage.js';
 import { keysProjection } from './keys.js';
+import { logsProjection } from './logs.js';
 import { maintenanceProjection } from './maintenance.js';
 import { presetsProjection } from './presets.js';
 import { responsesProjection } from './responses.js';
@@ -16,9 +17,13 @@ import { sessionsProjection } from './sessions.js';
 import { usageProjection } from './usage.js';
 import { webhooksProjection } from './webhooks.js';
 
-/** What some projections need beyond their transaction: SECRET (conversations open data keys sealed with it). */
+/**
+ * What some projections need beyond their transaction: SECRET (conversations open data keys sealed
+ * with it); the slow-request threshold (the logs projection; default 10 s).
+ */
 export interface ProjectionDeps {
   secret: string;
+  logs?: { slowRequestMs: number };
 }
 
 export function projectionsOf(deps: ProjectionDeps): readonly Projection[] {
@@ -37,5 +42,6 @@ export function projectionsOf(deps: ProjectionDeps): readonly Projection[] {
     filesProjection(new SecretBox(deps.secret, 'data-keys')),
     alertsProjection,
     webhooksProjection,
+    logsProjection({ slowRequestMs: deps.logs?.slowRequestMs ?? 10_000 }),
   ];
 }

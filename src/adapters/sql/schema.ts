@@ -5,6 +5,8 @@
  *
  * Portability rules: booleans are 0/1 integers, timestamps are ISO-8601 strings, JSON is text.
  */
+import type { Generated } from 'kysely';
+
 export interface ProjectionCheckpointsTable {
   name: string;
   /** Position of the last commit applied (0 = nothing yet). */
@@ -613,6 +615,32 @@ export interface WebhookOutboxTable {
   position: number;
 }
 
+/** The searchable log index (migration 0170, src/logs/index/): process entries and entries derived from events. */
+export interface LogEntriesTable {
+  /** Surrogate key (auto-increment) the full-text index points at; never set on insert. */
+  seq: Generated<number>;
+  id: string;
+  timestamp: string;
+  level: string;
+  /** 0 DEBUG .. 4 CRITICAL (levelRank in src/logs/entry.ts). */
+  level_rank: number;
+  category: string;
+  component: string;
+  event: string;
+  user_id: string | null;
+  session_id: string | null;
+  /** NULL: installation-wide (system) entry, seen by operators only. */
+  tenant_id: string | null;
+  request_id: string | null;
+  ip_address: string | null;
+  message: string;
+  /** JSON text. */
+  details: string;
+  instance: string | null;
+  /** 'process' (written by an instance) or 'event' (the logs projection). */
+  source: string;
+}
+
 export interface ReadModelTables {
   alert_instances: AlertInstancesTable;
   alert_rules: AlertRulesTable;
@@ -620,6 +648,7 @@ export interface ReadModelTables {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_outbox: WebhookOutboxTable;
+  log_entries: LogEntriesTable;
   files: FilesTable;
   data_keys: DataKeysTable;
   conversations: ConversationsTable;
