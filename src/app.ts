@@ -59,6 +59,7 @@ import { openFileProcessor } from './files/processing/index.js';
 import { FileProcessingRunner } from './files/processing/runner.js';
 import { AlertEvaluator } from './alerts/evaluator.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { logAppendedEvents } from './logs/event-log.js';
 import { LogIndexBatcher } from './logs/index/batcher.js';
 import { pruneLogIndex, SqlLogIndex } from './logs/index/sql-index.js';
 
@@ -155,6 +156,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   metrics.watchRelay(usage, () => views.channels.state, () => views.channels.eventsFolded);
   usage.addSink('slow requests', slowRelayRequests(logger, config.logs.slowRequestMs));
   const commands = new CommandBus(store, metrics);
+  commands.onAppended(logAppendedEvents(logger, { slowRequestMs: config.logs.slowRequestMs }));
   const mode = modeOf(config);
   if (mode === 'mixed') logger.warn({ eventStore: config.eventStore.kind, readModels: config.readModels.kind, counters: config.counters.kind }, 'mixed mode: only run one instance');
 

@@ -41,7 +41,8 @@ function scrubbingStream(out: DestinationStream, hub: LogHub): DestinationStream
       }
       const scrubbed = scrubValue(record) as Record<string, unknown>;
       out.write(scrubbed === record ? line : `${JSON.stringify(scrubbed)}\n`);
-      if (hub.size > 0) hub.publish(entryOfRecord(scrubbed));
+      // `log_index: false`: the logs projection indexes this entry itself (it is derived from an event).
+      if (hub.size > 0) hub.publish(entryOfRecord(scrubbed), { index: scrubbed.log_index !== false });
     },
     flush() {
       (out as { flush?(): void }).flush?.();

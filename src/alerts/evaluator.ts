@@ -8,8 +8,8 @@
  * its lease runs out and another instance's next tick takes it.
  *
  * The holder sets `switchyard_alerts_firing{severity}` from its round; the others set it to 0, so a
- * sum over instances is the installation's count. Firing and resolving are logged (category
- * application, component alerts). Time comes from `now` (tests inject a clock); `evaluateOnce`
+ * sum over instances is the installation's count. Firing and resolving are events: the command
+ * bus logs them (src/logs/event-log.ts) and the logs projection indexes them. Time comes from `now` (tests inject a clock); `evaluateOnce`
  * runs one round without the timer.
  */
 import { hostname } from 'node:os';
@@ -18,7 +18,7 @@ import type { Kysely } from 'kysely';
 import type { AlertRulesTable, ReadModelTables } from '../adapters/sql/schema.js';
 import type { Metrics } from '../api/metrics.js';
 import type { CommandBus } from '../commands/bus.js';
-import { alertRules, type Measured } from '../commands/alerts/decider.js';
+import { alertRules } from '../commands/alerts/decider.js';
 import { AlertKind, AlertSeverity, type AlertSeverity as Severity } from '../commands/alerts/events.js';
 import { timeOrderedUuid } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -139,27 +139,12 @@ export class AlertEvaluator {
       const done = await this.deps.commands.execute(alertRules, rule.rule_id, { type: 'FireAlert', alertId, basedOn, measured, at }, context);
       if (done.events.length === 0) return null;
       result.fired.push(alertId);
-      this.log('fired', rule, measured, alertId);
       return 'fire';
     }
     const done = await this.deps.commands.execute(alertRules, rule.rule_id, { type: 'ResolveAlert', basedOn, measured: { ...measured, message: `${measured.message} — resolved` }, at }, context);
     if (done.events.length === 0) return null;
     result.resolved.push(rule.firing_alert_id!);
-    this.log('resolved', rule, measured, rule.firing_alert_id!);
     return 'resolve';
-  }
-
-  private log(what: 'fired' | 'resolved', rule: AlertRulesTable, measured: Measured, alertId: string): void {
-    const entry = {
-      category: 'application',
-      component: 'alerts',
-      event: what === 'fired' ? 'alert_fired' : 'alert_resolved',
-      tenant_id: rule.tenant_id,
-      details: { alert_id: alertId, rule_id: rule.rule_id, kind: rule.kind, severity: rule.severity, value: measured.value, threshold: Number(rule.threshold) },
-    };
-    if (what === 'resolved') this.deps.logger.info(entry, measured.message);
-    else if (rule.severity === 'critical') this.deps.logger.error(entry, measured.message);
-    else this.deps.logger.warn(entry, measured.message);
   }
 
   private setFiring(bySeverity: Map<Severity, number>): void {

@@ -6,6 +6,7 @@
  * load the stream, fold, decide, append at the version it read, and on a concurrency conflict
  * start over with the fresh history.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { NotFoundError, WrongExpectedVersionError } from '../errors.js';
@@ -41,6 +42,8 @@ export interface CommandResult<State, Event> {
   version: number;
   /** Log position of the commit, or null when nothing was appended. */
   position: number | null;
+  /** The appended events as the log holds them (empty when nothing was appended). */
+  stored: StoredEvent[];
 }
 
 export function streamName(category: string, id: string): string {
@@ -74,15 +77,34 @@ export async function handleCommand<C, S, E extends DomainEvent>(
     const state = foldEvents(decider, history);
     const version = history.length === 0 ? 0 : history.at(-1)!.version;
     const events = decider.decide(command, state);
-    if (events.length === 0) return { events, state, version, position: null };
+    if (events.length === 0) return { events, state, version, position: null, stored: [] };
     try {
-      const result = await store.append(stream, events, {
+      // Ids chosen here, so the caller knows the stored events (the command bus logs them).
+      const withIds = events.map((event) => ({ ...event, id: randomUUID() }));
+      const occurredAt = new Date().toISOString();
+      const result = await store.append(stream, withIds, {
         expectedVersion: version,
         tenantId: context.tenantId,
         causationId: context.causationId ?? null,
         correlationId: context.correlationId ?? context.causationId ?? null,
       });
-      return { events, state: events.reduce(decider.evolve, state), version: result.version, position: result.position };
+      const causationId = context.causationId ?? null;
+      const stored = withIds.map(
+        (event, i): StoredEvent => ({
+          id: event.id,
+          type: event.type,
+          stream,
+          version: result.version - withIds.length + 1 + i,
+          position: result.position,
+          tenant_id: context.tenantId,
+          occurred_at: occurredAt,
+          schema_version: 1,
+          causation_id: causationId,
+          correlation_id: context.correlationId ?? causationId,
+          data: event.data,
+        }),
+      );
+      return { events, state: events.reduce(decider.evolve, state), version: result.version, position: result.position, stored };
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError) || attempt >= maxRetries) throw error;
       // Someone else wrote first: back off a little (jittered) and decide again on fresh history.

@@ -13,7 +13,7 @@ import { scrubString, scrubValue } from './redact.js';
 const PINO_LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
 /** Fields of a pino record that are pino's own (not news for the entry). */
-const PINO_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'service', 'v']);
+const PINO_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'service', 'v', 'log_index']);
 const ENTRY_FIELDS = ['category', 'component', 'event', 'user_id', 'tenant_id', 'request_id', 'ip_address', 'session_id'] as const;
 const CATEGORIES: ReadonlySet<string> = new Set(LOG_CATEGORIES);
 

@@ -27,7 +27,8 @@ const isRelayRoute = (tags: readonly string[] | undefined) => tags !== undefined
 
 /** A usage sink (UsagePublisher.addSink) that logs relay requests slower than `thresholdMs`. */
 export function slowRelayRequests(logger: Logger, thresholdMs: number): (data: UsageData) => void {
-  const log = logger.child({ category: 'performance', component: 'relay', event: 'slow_request' });
+  // The logs projection indexes slow usage events itself: this line goes to stdout and the files only.
+  const log = logger.child({ category: 'performance', component: 'relay', event: 'slow_request', log_index: false });
   return (data) => {
     if (data.latency_ms <= thresholdMs) return;
     log.warn(
