@@ -113,6 +113,9 @@ describe.each(MODES.map((m) => [m.name, m] as const))('log files on the server (
     // Startup is the system's; every request was slower than the 0 ms threshold: performance.
     expect(todays('system').some((e) => e.event === 'startup' && e.details.version)).toBe(true);
     expect(todays('performance').some((e) => e.event === 'slow_request' && e.component === 'http')).toBe(true);
+    // The domain events this instance appended are logged as they happen: user activity, security.
+    expect(todays('user_activity').find((e) => e.event === 'key_created' && e.details.key_id === created.json.id)).toMatchObject({ level: 'INFO', component: 'keys', tenant_id: 'default' });
+    expect(security.find((e) => e.event === 'mfa_enabled')).toMatchObject({ user_id: mfaUser.id, tenant_id: 'default' });
   });
 
   it.runIf(mode.enabled)('a provider failure is an application entry of provider:<kind>, its key masked', async () => {
