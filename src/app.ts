@@ -26,7 +26,7 @@ import { logHubOf, type Logger } from './logger.js';
 import { startLogFiles, type LogFiles } from './logs/files/log-files.js';
 import { slowRelayRequests, startResourceMetrics } from './logs/process-logs.js';
 import { VERSION } from './version.js';
-import type { Counters } from './ports/counters.js';
+import type { ConnectionListener, Counters } from './ports/counters.js';
 import type { EventStore } from './ports/event-store.js';
 import { projectionsOf } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
@@ -89,19 +89,28 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
   if (config.eventStore.kind === 'sqlite' || config.readModels.kind === 'sqlite') mkdirSync(config.dirs.data, { recursive: true });
   const opened: Array<{ close(): Promise<void> }> = [];
   try {
-    const store = await openEventStore(config.eventStore);
+    const store = await openEventStore(config.eventStore, dependencyLog(logger, 'bus', config.eventStore.kind));
     opened.push(store);
     const sql = await openSqlDatabase(config.readModels);
     opened.push(sql);
     const applied = await migrateToLatest(sql.db);
     if (applied.length > 0) logger.info({ migrations: applied }, 'schema migrated');
-    const counters = await openCounters(config.counters);
+    const counters = await openCounters(config.counters, dependencyLog(logger, 'cache', config.counters.kind));
     opened.push(counters);
     return { store, sql, counters };
   } catch (error) {
     for (const o of opened.reverse()) await o.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** System entries for a store's connection going down and coming back (`dependency_down` / `dependency_up`). */
+function dependencyLog(logger: Logger, component: 'bus' | 'cache', kind: string): ConnectionListener {
+  const log = logger.child({ category: 'system', component });
+  return (state, detail) => {
+    if (state === 'down') log.error({ event: 'dependency_down', kind, reason: detail }, `${component} (${kind}) connection lost; reconnecting`);
+    else log.warn({ event: 'dependency_up', kind }, `${component} (${kind}) connection is back`);
+  };
 }
 
 function modeOf(config: Config): AppContext['mode'] {

@@ -7,6 +7,12 @@
  * Every operation is atomic with respect to every other operation on the same key.
  */
 
+/**
+ * How an adapter with a network connection tells its owner that the connection went down or came
+ * back (the operational log's dependency entries). Reported on changes only.
+ */
+export type ConnectionListener = (state: 'down' | 'up', detail?: string) => void;
+
 export interface WindowHit {
   /** True when the hit was counted (it fit under the limit). A refused hit is not counted. */
   allowed: boolean;

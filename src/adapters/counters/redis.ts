@@ -43,6 +43,7 @@ import type {
   AdmissionRequest,
   AdmissionResult,
   AdmissionWindow,
+  ConnectionListener,
   Counters,
   Reservation,
   Settlement,
@@ -65,6 +66,8 @@ export interface RedisCountersOptions {
    * closes it) and must not have ioredis' own `keyPrefix` option set.
    */
   client?: Redis;
+  /** Told when the connection is lost and when it is back (changes only). */
+  onConnection?: ConnectionListener;
 }
 
 /** Lua prelude: server time in ms (microsecond fraction) and exact score formatting. */
@@ -519,6 +522,19 @@ export class RedisCounters implements Counters {
       if (options.db !== undefined) overrides.db = options.db;
       this.redis = options.url ? new Redis(options.url, overrides) : new Redis(overrides);
       this.ownsClient = true;
+    }
+    const onConnection = options.onConnection;
+    if (onConnection) {
+      // ioredis reconnects by itself; an error while connected means the connection is gone.
+      let up = true;
+      this.redis.on('error', (error: Error) => {
+        if (up) onConnection('down', error.message);
+        up = false;
+      });
+      this.redis.on('ready', () => {
+        if (!up) onConnection('up');
+        up = true;
+      });
     }
     for (const { name, lua, numberOfKeys } of Object.values(SCRIPTS) as ScriptDefinition[]) {
       this.redis.defineCommand(name, numberOfKeys === undefined ? { lua } : { lua, numberOfKeys });

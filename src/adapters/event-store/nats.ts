@@ -36,6 +36,7 @@ import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats
 import { connect } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { ArchivalNotSupportedError, ConfigError, WrongExpectedVersionError } from '../../errors.js';
+import type { ConnectionListener } from '../../ports/counters.js';
 import {
   commitFor,
   NewEvent,
@@ -51,6 +52,24 @@ import {
   type Subscription,
 } from '../../ports/event-store.js';
 
+/** Reports the connection's losses and returns until it closes (the client reconnects by itself). */
+async function watchConnection(nc: NatsConnection, onConnection: ConnectionListener): Promise<void> {
+  let up = true;
+  try {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' && up) {
+        up = false;
+        onConnection('down', `disconnected from ${status.server}`);
+      } else if (status.type === 'reconnect' && !up) {
+        up = true;
+        onConnection('up');
+      }
+    }
+  } catch {
+    // The status iterator ends with the connection.
+  }
+}
+
 export interface NatsEventStoreOptions {
   /** One URL or several, e.g. "nats://127.0.0.1:4222". */
   servers: string | string[];
@@ -62,6 +81,8 @@ export interface NatsEventStoreOptions {
   apiTimeoutMs?: number;
   /** How many streams the version cache remembers. */
   cacheSize?: number;
+  /** Told when the connection to NATS is lost and when it is back (changes only). */
+  onConnection?: ConnectionListener;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,6 +296,7 @@ export class NatsEventStore implements EventStore {
       const jsOptions = { timeout: options.apiTimeoutMs ?? 5_000 };
       const jsm = await jetstreamManager(nc, jsOptions);
       await ensureStream(jsm, streamName, `${subjectPrefix}.>`);
+      if (options.onConnection) void watchConnection(nc, options.onConnection);
       return new NatsEventStore(nc, jsm, jetstream(nc, jsOptions), streamName, subjectPrefix, options.cacheSize ?? 10_000);
     } catch (error) {
       await nc.close();
