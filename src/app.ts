@@ -236,8 +236,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const logIndex = new LogIndexBatcher(new SqlLogIndex(sql.db), {
     minLevel: config.logs.indexLevel,
     onTrouble: ({ state, error, dropped, queued }) => {
-      if (state === 'failing') logger.warn({ err: error, dropped, queued }, 'log index: writes fail, entries wait in memory (bounded)');
-      else logger.info({ dropped, queued }, 'log index: writes work again');
+      if (state === 'failing') systemLog.warn({ component: 'log_index', event: 'log_index_failing', err: error, dropped, queued }, 'log index: writes fail, entries wait in memory (bounded)');
+      else systemLog.info({ component: 'log_index', event: 'log_index_recovered', dropped, queued }, 'log index: writes work again');
     },
   });
   const unsubscribeLogIndex = logHub.subscribe((entry, { index }) => {
@@ -327,9 +327,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const logRetention = setInterval(() => {
     logPruning = pruneLogIndex(sql.db, config.logs.retentionDays, new Date()).then(
       (removed) => {
-        if (removed > 0) logger.info({ removed }, 'expired log entries removed from the index');
+        if (removed > 0) systemLog.info({ component: 'jobs', event: 'log_retention', removed }, 'expired log entries removed from the index');
       },
-      (error: unknown) => logger.warn({ err: error }, 'could not remove expired log entries'),
+      (error: unknown) => systemLog.warn({ component: 'jobs', event: 'log_retention', err: error }, 'could not remove expired log entries'),
     );
   }, config.logs.retentionIntervalMs);
   logRetention.unref();

@@ -21,7 +21,7 @@ import { loadAlertRule, loadAlertRules, loadAlerts } from '../../queries/alerts.
 import { requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { errorResponseSchema } from '../errors.js';
-import { EntityId, isOperator, tenantNotAllowed } from './tenants.js';
+import { actingTenant, EntityId } from './tenants.js';
 
 export const newRuleId = () => `rule_${timeOrderedUuid().replace(/-/g, '')}`;
 
@@ -152,10 +152,9 @@ export function alertRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     /** The tenant the request acts on: the caller's, or (operators only) the one named. */
     const tenantOf = async (principal: Principal, named: string | undefined): Promise<string> => {
-      if (named === undefined || named === principal.tenantId) return principal.tenantId;
-      if (!isOperator(principal)) throw tenantNotAllowed();
-      if ((await ctx.queries.tenants(named)).length === 0) throw new NotFoundError('tenant not found', 'tenant_not_found');
-      return named;
+      const tenantId = actingTenant(principal, named);
+      if (tenantId !== principal.tenantId && (await ctx.queries.tenants(tenantId)).length === 0) throw new NotFoundError('tenant not found', 'tenant_not_found');
+      return tenantId;
     };
     const settle = async (position: number | null) => {
       if (position !== null) await ctx.runner.waitFor(position, { projections: ['alerts'] });

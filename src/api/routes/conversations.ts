@@ -40,7 +40,7 @@ import { KEY_PREFIX } from '../../relay/access/key-gate.js';
 import { bearerToken, requirePermission, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { errorResponseSchema } from '../errors.js';
-import { EntityId, isOperator, tenantNotAllowed } from './tenants.js';
+import { actingTenant, EntityId } from './tenants.js';
 
 // ---------------------------------------------------------------------------------------------
 // Shapes
@@ -483,9 +483,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        const named = request.query.tenant_id;
-        if (named !== undefined && named !== principal.tenantId && !isOperator(principal)) throw tenantNotAllowed();
-        const rows = await conversationCounts(db, named ?? principal.tenantId);
+        const rows = await conversationCounts(db, actingTenant(principal, request.query.tenant_id));
         return { object: 'list' as const, data: rows.map((r) => ({ ...r, last_activity_at: r.last_activity_at === null ? null : unixSeconds(r.last_activity_at) })) };
       },
     );

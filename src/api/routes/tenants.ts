@@ -43,6 +43,13 @@ export function isOperator(principal: Principal): boolean {
 /** The 403 for an admin (or user) who is not an operator naming a tenant other than its own. */
 export const tenantNotAllowed = () => new ForbiddenError('only operators (admins of the default tenant) may name another tenant with tenant_id', 'tenant_not_allowed');
 
+/** The tenant a request acts on: `named` (operators only, else 403 tenant_not_allowed) or the caller's own. */
+export function actingTenant(principal: Principal, named: string | undefined): string {
+  if (named === undefined || named === principal.tenantId) return principal.tenantId;
+  if (!isOperator(principal)) throw tenantNotAllowed();
+  return named;
+}
+
 function namedTenant(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const named = (value as Record<string, unknown>).tenant_id;
