@@ -11,8 +11,15 @@ declare module 's3rver' {
     configureBuckets?: { name: string }[];
   }
 
+  /** Its filesystem store: where objects are kept (one file per key, with .md5 and metadata.json beside it). */
+  interface FilesystemStore {
+    getResourcePath(bucket: string, key: string, resource: 'object' | 'object.md5' | 'metadata.json'): string;
+    deleteObject(bucket: string, key: string): Promise<void>;
+  }
+
   export default class S3rver {
     constructor(options: S3rverOptions);
+    store: FilesystemStore;
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
   }
