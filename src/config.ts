@@ -243,6 +243,8 @@ export const EnvSchema = z.object({
   WEBHOOK_DELIVERY_RETENTION: duration('30d'),
   /** Built-in preset data files (<lang>/*.json); unset: the presets/builtin folder shipped with the package. */
   PRESETS_BUILTIN_DIR: optionalText,
+  /** The built web UI served at / (unset: dist/web of this package, which `npm ci` builds); "off": no UI. */
+  WEB_DIR: optionalText,
   /** Context length (tokens) of a conversation's model when neither CONVERSATION_CONTEXT_LENGTHS nor the built-in table knows it. */
   CONVERSATION_CONTEXT_TOKENS: positiveInt(8192),
   /** Context lengths by model name, over the built-in table: "model=tokens,model=tokens". */
@@ -372,6 +374,8 @@ export interface Config {
   audit: { dir: string; pageSize: number; snapshotEvery: number; snapshotsKept: number };
   /** Built-in presets: where the data files are (null: the folder shipped with the package). */
   presets: { builtinDir: string | null };
+  /** The web UI's built files (null: dist/web of this package); `enabled` false when WEB_DIR=off. */
+  web: { enabled: boolean; dir: string | null };
   /** Conversations' replies: context window (tokens per model) and how a stop reaches another instance. */
   conversations: { contextTokens: number; contextLengths: ReadonlyMap<string, number>; stopPollMs: number };
   /** Growth of a long-lived installation (README, "Growth and retention"). */
@@ -481,6 +485,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dirs: { data: dataDir, storage: e.STORAGE_DIR, logs: e.LOG_DIR },
     audit: { dir: `${dataDir}/audit`, pageSize: e.AUDIT_PAGE_SIZE, snapshotEvery: e.AUDIT_SNAPSHOT_EVERY, snapshotsKept: e.AUDIT_SNAPSHOTS_KEPT },
     presets: { builtinDir: e.PRESETS_BUILTIN_DIR ?? null },
+    web: { enabled: e.WEB_DIR !== 'off', dir: e.WEB_DIR === 'off' ? null : (e.WEB_DIR ?? null) },
     conversations: { contextTokens: e.CONVERSATION_CONTEXT_TOKENS, contextLengths: e.CONVERSATION_CONTEXT_LENGTHS, stopPollMs: e.CONVERSATION_STOP_POLL },
     retention: { usageArchiveAfterDays: e.USAGE_ARCHIVE_AFTER_DAYS, usageArchiveDir: archiveDir, liveViewSnapshotEvery: e.LIVE_VIEW_SNAPSHOT_EVERY },
     logs: {

@@ -61,6 +61,8 @@ export function bearerToken(request: HttpRequestLike): string | null {
 
 /** The session cookie: login and refresh set it to the access token, logout clears it. */
 export const SESSION_COOKIE = 'sy_session';
+/** The refresh cookie (HttpOnly, path /v1/auth): the web UI's refresh token, which its script never sees. */
+export const REFRESH_COOKIE = 'sy_refresh';
 
 /**
  * A state-changing request made by another site's page (the browser says so in Sec-Fetch-Site,
@@ -78,15 +80,18 @@ function crossSiteWrite(request: HttpRequestLike): boolean {
   }
 }
 
-function cookieToken(request: HttpRequestLike): string | null {
+/** A cookie's value, or null; never for another site's state-changing request (CSRF). */
+export function cookieValue(request: HttpRequestLike, name: string): string | null {
   const header = headerOf(request, 'cookie');
   if (!header || crossSiteWrite(request)) return null;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || null;
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
   }
   return null;
 }
+
+const cookieToken = (request: HttpRequestLike): string | null => cookieValue(request, SESSION_COOKIE);
 
 /** The caller, or null when no credentials were sent. Bad credentials throw 401. */
 export function principalOf(request: HttpRequestLike, tokens: TokenService): Promise<Principal | null> {

@@ -37,11 +37,12 @@ import { auditRoutes } from './routes/audit.js';
 import { projectionRoutes } from './routes/projections.js';
 import { logSlowApiRequests } from '../logs/process-logs.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { webRoutes } from './routes/web.js';
 
 const duplicateAuthorizationError = () => new BadRequestError('the request has more than one Authorization header; send one', 'duplicate_authorization');
 
-/** Paths that answer even in maintenance mode: probes, docs, and the way for admins to log in. */
-const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//];
+/** Paths that answer even in maintenance mode: probes, docs, the way for admins to log in, and the web UI's files (its page shows the message). */
+const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//, /^\/(?!v1\/|api\/)/];
 
 /**
  * Largest request body read whole (JSON: chat requests carry base64 images). File uploads are not
@@ -139,5 +140,6 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(fileRoutes(ctx));
   await app.register(alertRoutes(ctx));
   await app.register(logRoutes(ctx));
+  await app.register(webRoutes(ctx.config));
   return app;
 }

@@ -19,9 +19,9 @@ import { DEFAULT_TENANT } from '../../commands/tenants/decider.js';
 import { countFailedLogin } from '../../alerts/sources.js';
 import { normalizeEmail, users } from '../../commands/users/decider.js';
 import { AppError, UnauthorizedError } from '../../errors.js';
-import { requirePrincipal } from '../auth.js';
+import { cookieValue, REFRESH_COOKIE, requirePrincipal } from '../auth.js';
 import type { AppContext } from '../context.js';
-import { clearSessionCookie, setSessionCookie } from '../session-cookie.js';
+import { clearSessionCookies, setSessionCookies } from '../session-cookie.js';
 
 export const LoginRequest = z.object({
   email: z.string().min(1).max(254),
@@ -36,7 +36,9 @@ export const TokenPair = z.object({
   expires_in: z.number().describe('seconds until the access token expires'),
 });
 
-export const RefreshRequest = z.object({ refresh_token: z.string().min(1).max(512) });
+export const RefreshRequest = z.object({
+  refresh_token: z.string().min(1).max(512).optional().describe('absent: the sy_refresh cookie that login set (the web UI)'),
+});
 export const LogoutRequest = z.object({ refresh_token: z.string().min(1).max(512).optional() });
 export const LogoutResponse = z.object({ revoked: z.boolean().describe('whether a session was ended (false for a token without one)') });
 
@@ -65,7 +67,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   const issue = async (reply: FastifyReply, account: Account, sessionId: string, refreshToken: string): Promise<z.infer<typeof TokenPair>> => {
     const accessToken = await ctx.tokens.issueAccessToken({ userId: account.id, tenantId: account.tenant_id, role: account.role as Role, sessionId });
     const expiresIn = Math.floor(auth.jwtExpireMs / 1000);
-    setSessionCookie(reply, accessToken, expiresIn, auth.session);
+    setSessionCookies(reply, { accessToken, accessMaxAgeSeconds: expiresIn, refreshToken, refreshMaxAgeSeconds: Math.floor(auth.jwtRefreshExpireMs / 1000) }, auth.session);
     return { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer' as const, expires_in: expiresIn };
   };
 
@@ -163,8 +165,9 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return issue(reply, account, sessionId, refreshToken);
     });
 
-    app.post('/v1/auth/refresh', { schema: { tags, summary: 'Exchange a refresh token for a new token pair (the old refresh token is revoked)', body: RefreshRequest, response: { 200: TokenPair } } }, async (request, reply) => {
-      const presented = request.body.refresh_token;
+    app.post('/v1/auth/refresh', { schema: { tags, summary: 'Exchange a refresh token for a new token pair (the old refresh token is revoked)', body: RefreshRequest.nullish(), response: { 200: TokenPair } } }, async (request, reply) => {
+      const presented = request.body?.refresh_token ?? cookieValue(request, REFRESH_COOKIE);
+      if (!presented) throw new UnauthorizedError();
       const sessionId = sessionIdOf(presented);
       const session = sessionId ? await ctx.queries.session(sessionId) : undefined;
       if (!sessionId || !session || session.revoked === 1 || Date.parse(session.expires_at) <= Date.now()) throw new UnauthorizedError();
@@ -188,12 +191,14 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       '/v1/auth/logout',
       { schema: { tags, summary: 'Revoke the refresh token given, or the calling session; clears the session cookie', body: LogoutRequest.nullish(), response: { 200: LogoutResponse } } },
       async (request, reply) => {
-        const token = request.body?.refresh_token;
+        // A refresh token in the body must be known; the cookie's may be stale (then the calling session ends).
+        const given = request.body?.refresh_token;
+        const token = given ?? cookieValue(request, REFRESH_COOKIE) ?? undefined;
+        const sessionId = token === undefined ? null : sessionIdOf(token);
+        const session = sessionId ? await ctx.queries.session(sessionId) : undefined;
         let result: CommandResult<unknown, unknown> | null = null;
-        if (token !== undefined) {
-          const sessionId = sessionIdOf(token);
-          const session = sessionId ? await ctx.queries.session(sessionId) : undefined;
-          if (!sessionId || !session) throw new UnauthorizedError();
+        if (given !== undefined && (!sessionId || !session)) throw new UnauthorizedError();
+        if (token !== undefined && sessionId && session) {
           result = await ctx.commands.execute(
             sessions,
             sessionId,
@@ -207,7 +212,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           }
         }
         await settle(result?.position ?? null);
-        clearSessionCookie(reply, auth.session);
+        clearSessionCookies(reply, auth.session);
         return { revoked: result !== null };
       },
     );
