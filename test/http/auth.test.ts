@@ -104,7 +104,7 @@ describe('authentication', () => {
     const out = await call(`${s.url}/v1/auth/logout`, { body: { refresh_token: tokens.refresh_token } });
     expect(out.status).toBe(200);
     expect(out.json).toEqual({ revoked: true });
-    expect(out.headers.get('set-cookie')).toMatch(/^sy_session=; Path=\/; Max-Age=0/);
+    expect(out.headers.getSetCookie()[0]).toMatch(/^sy_session=; Path=\/; Max-Age=0/);
     expect((await refresh(tokens.refresh_token)).json).toEqual(UNAUTHORIZED);
     expect((await me(tokens.access_token)).json).toEqual(UNAUTHORIZED);
     expect((await call(`${s.url}/v1/auth/logout`, { body: { refresh_token: 'ses_nothing.x' } })).status).toBe(401);
@@ -138,10 +138,13 @@ describe('authentication', () => {
     expect((await patch({ 'sec-fetch-site': 'cross-site' })).status).toBe(401);
     expect((await patch({ origin: s.url })).status).toBe(200);
     const refreshed = await call(`${s.url}/v1/auth/refresh`, { body: { refresh_token: user.tokens.refresh_token } });
-    expect(refreshed.headers.get('set-cookie')).toBe(`sy_session=${refreshed.json.access_token}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax`);
+    expect(refreshed.headers.getSetCookie()).toEqual([
+      `sy_session=${refreshed.json.access_token}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax`,
+      `sy_refresh=${refreshed.json.refresh_token}; Path=/v1/auth; Max-Age=2592000; HttpOnly; SameSite=Lax`,
+    ]);
     const out = await call(`${s.url}/v1/auth/logout`, { method: 'POST', headers: { cookie: `sy_session=${refreshed.json.access_token}` } });
     expect(out.json).toEqual({ revoked: true });
-    expect(out.headers.get('set-cookie')).toBe('sy_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax');
+    expect(out.headers.getSetCookie()).toEqual(['sy_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax', 'sy_refresh=; Path=/v1/auth; Max-Age=0; HttpOnly; SameSite=Lax']);
     expect((await call(`${s.url}/v1/users/me`, { headers: { cookie: `sy_session=${refreshed.json.access_token}` } })).status).toBe(401);
   });
 

@@ -143,10 +143,16 @@ export interface TokenPairJson {
 }
 
 /** POST /v1/auth/login; throws unless it answers 200. */
-export async function login(url: string, email: string, password: string, mfaCode?: string): Promise<TokenPairJson & { setCookie: string | null }> {
+/** Logs in; `setCookie` is the sy_session Set-Cookie line, `refreshCookie` the sy_refresh one. */
+export async function login(url: string, email: string, password: string, mfaCode?: string): Promise<TokenPairJson & { setCookie: string | null; refreshCookie: string | null }> {
   const res = await call(`${url}/v1/auth/login`, { body: { email, password, ...(mfaCode !== undefined && { mfa_code: mfaCode }) } });
   if (res.status !== 200) throw new Error(`login as ${email} failed: ${res.status} ${res.text}`);
-  return { ...(res.json as TokenPairJson), setCookie: res.headers.get('set-cookie') };
+  const cookies = res.headers.getSetCookie();
+  return {
+    ...(res.json as TokenPairJson),
+    setCookie: cookies.find((c) => c.startsWith('sy_session=')) ?? null,
+    refreshCookie: cookies.find((c) => c.startsWith('sy_refresh=')) ?? null,
+  };
 }
 
 /** Logs in as the bootstrap admin of a running app. */
