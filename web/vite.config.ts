@@ -17,6 +17,7 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,
+    manifest: true, // .vite/manifest.json: which chunks a page loads (bench/web-size.ts measures the first load from it)
     chunkSizeWarningLimit: 600,
     rollupOptions: {
       // An area's chunk is named after its folder (areas/chat/index.tsx -> assets/chat-<hash>.js).
