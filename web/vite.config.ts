@@ -3,17 +3,42 @@
  * serves at /. JSX is compiled by Vite's esbuild (no React plugin: no fast refresh needed, one
  * dependency less). `npm run dev:web` proxies the API to a server on :8000.
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { defineConfig, type Plugin } from 'vite';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
+
+const outDir = fileURLToPath(new URL('../dist/web', import.meta.url));
+
+/**
+ * Writes .br and .gz beside each script and stylesheet, once at build time: the server sends them
+ * to browsers that accept them (@fastify/static `preCompressed`) instead of compressing per request.
+ */
+function precompress(): Plugin {
+  return {
+    name: 'switchyard-precompress',
+    apply: 'build',
+    async writeBundle(_options, bundle) {
+      for (const file of Object.keys(bundle).filter((f) => /\.(js|css|svg)$/.test(f))) {
+        const path = join(outDir, file);
+        const data = await readFile(path);
+        await writeFile(`${path}.br`, brotliCompressSync(data, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+        await writeFile(`${path}.gz`, gzipSync(data, { level: 9 }));
+      }
+    },
+  };
+}
 
 export default defineConfig({
   root,
   base: '/',
   esbuild: { jsx: 'automatic' },
+  plugins: [precompress()],
   build: {
-    outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
+    outDir,
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,

@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 import { appModes } from '../support/modes.js';
@@ -18,6 +19,7 @@ function standInBuild(): string {
   mkdirSync(join(dir, 'assets'));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Switchyard</title><script type="module" src="/assets/index-abc123.js"></script>');
   writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.log("app")');
+  writeFileSync(join(dir, 'assets', 'index-abc123.js.gz'), gzipSync('console.log("app")'));
   return dir;
 }
 
@@ -48,6 +50,11 @@ describe('web UI files', () => {
     expect(res.headers.get('content-type')).toContain('javascript');
     expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(await res.text()).toBe('console.log("app")');
+    // The build's pre-compressed copy goes to a client that takes it (fetch decodes it again).
+    const zipped = await fetch(`${s.url}/assets/index-abc123.js`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(zipped.headers.get('content-encoding')).toBe('gzip');
+    expect(zipped.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await zipped.text()).toBe('console.log("app")');
     const gone = await get(`${s.url}/assets/index-old999.js`, '*/*');
     expect(gone.status).toBe(404);
     expect((await gone.json()).error.code).toBe('not_found');

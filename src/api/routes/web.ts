@@ -49,6 +49,7 @@ export function webRoutes(config: Config): FastifyPluginAsync {
         prefix: '/',
         wildcard: false, // a route per built file, found at startup
         index: false,
+        preCompressed: true, // the build's .br / .gz beside each asset, chosen by Accept-Encoding
         cacheControl: false,
         setHeaders(res, path) {
           const hashed = path.startsWith(join(dir, 'assets'));
