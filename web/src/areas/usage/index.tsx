@@ -6,19 +6,12 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useFormat, useT } from '../../i18n/context';
 import { ErrorNote, Loading, Page } from '../../ui/kit';
-import { TimeChart } from '../../ui/time-chart';
 import { useApi } from '../../ui/use-api';
 import { Ledger, Statements, SubscriptionPanel, type CreditBalance } from './billing';
 import { messages } from './messages';
-import { PeriodPicker, Stats, useCredits } from './parts';
-import { bucketStarts, costByModel, costSeries, credits, modelTable, periodRange, seriesByModel, type LedgerEntry, type PeriodKey, type UsageRow } from './series';
+import { ChartCard, PeriodPicker, Stats, useCredits, type UsageAnswer } from './parts';
+import { bucketStarts, costByModel, costSeries, credits, modelTable, periodRange, seriesByModel, type LedgerEntry, type PeriodKey } from './series';
 import './usage.css';
-
-export interface UsageAnswer {
-  data: UsageRow[];
-  totals: UsageRow;
-  has_more: boolean;
-}
 
 export default function Area() {
   const t = useT(messages);
@@ -127,18 +120,5 @@ function UsageOverview({ range, balance, version }: { range: ReturnType<typeof p
         )}
       </section>
     </>
-  );
-}
-
-/** A chart in a card; a note instead when every value is zero (nothing to draw). */
-export function ChartCard({ title, x, series, empty }: { title: string; x: number[]; series: Array<{ label: string; values: Array<number | null> }>; empty?: string }) {
-  const nothing = series.every((s) => s.values.every((v) => !v));
-  return (
-    <figure className="card chart-card" style={{ margin: 0 }}>
-      <figcaption>
-        <h3 className="chart-title">{title}</h3>
-      </figcaption>
-      {nothing && empty ? <p className="muted">{empty}</p> : <TimeChart x={x} series={series} label={title} />}
-    </figure>
   );
 }

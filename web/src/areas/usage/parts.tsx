@@ -3,7 +3,15 @@ import { useMemo, type ReactNode } from 'react';
 import { useLang, useT } from '../../i18n/context';
 import { localeOf } from '../../i18n/core';
 import { messages } from './messages';
-import { PERIODS, type PeriodKey } from './series';
+import { TimeChart } from '../../ui/time-chart';
+import { PERIODS, type PeriodKey, type UsageRow } from './series';
+
+/** GET /v1/usage and /v1/admin/usage. */
+export interface UsageAnswer {
+  data: UsageRow[];
+  totals: UsageRow;
+  has_more: boolean;
+}
 
 const PERIOD_LABEL = { '24h': 'period24h', '7d': 'period7d', '30d': 'period30d' } as const;
 
@@ -42,4 +50,17 @@ export function useCredits(): (micro: number) => string {
     const f = new Intl.NumberFormat(localeOf(lang), { minimumFractionDigits: 2, maximumFractionDigits: 6 });
     return (micro: number) => f.format(micro / 1_000_000);
   }, [lang]);
+}
+
+/** A chart in a card; a note instead when every value is zero (nothing to draw). */
+export function ChartCard({ title, x, series, empty }: { title: string; x: number[]; series: Array<{ label: string; values: Array<number | null> }>; empty?: string }) {
+  const nothing = series.every((s) => s.values.every((v) => !v));
+  return (
+    <figure className="card chart-card" style={{ margin: 0 }}>
+      <figcaption>
+        <h3 className="chart-title">{title}</h3>
+      </figcaption>
+      {nothing && empty ? <p className="muted">{empty}</p> : <TimeChart x={x} series={series} label={title} />}
+    </figure>
+  );
 }
