@@ -166,6 +166,7 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByLabel('Max tokens').fill('');
     await page.getByRole('button', { name: 'Save chat defaults' }).click();
     await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: user.token })).json.chat_defaults.max_tokens).toBe(2048);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await docScreenshot(page, 'account');
     expect(pageErrors(page)).toEqual([]);
     await context.close();
@@ -187,7 +188,7 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByLabel('Code from the app').fill(totp.generate());
     await page.getByRole('button', { name: 'Verify and turn on' }).click();
     await page.getByRole('status').filter({ hasText: 'Two-factor login is on.' }).waitFor();
-    expect(await figure(page, 'Two-factor login').textContent()).toBe('On');
+    expect(await page.locator('dl.kv dt:text-is("Two-factor login") + dd').textContent()).toBe('On');
     expect((await call(`${ui.url}/v1/users/me`, { token: user.token })).json.mfa_enabled).toBe(true);
     // The recovery codes stay on screen after verifying (shown this once).
     expect(await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count()).toBe(10);

@@ -27,19 +27,15 @@ export default function Area() {
       <div className="grid">
         <section className="card" aria-labelledby="account-profile">
           <h2 id="account-profile">{t('profile')}</h2>
-          <dl className="stats">
-            <div className="stat">
-              <dt>{t('email')}</dt>
-              <dd style={{ fontSize: '1rem' }}>{me.email}</dd>
-            </div>
-            <div className="stat">
-              <dt>{t('role')}</dt>
-              <dd style={{ fontSize: '1rem' }}>{me.role === 'admin' ? t('roleAdmin') : t('roleUser')}</dd>
-            </div>
-            <div className={me.mfa_enabled ? 'stat ok' : 'stat'}>
-              <dt>{t('mfa')}</dt>
-              <dd style={{ fontSize: '1rem' }}>{me.mfa_enabled ? t('mfaOn') : t('mfaOff')}</dd>
-            </div>
+          <dl className="kv">
+            <dt>{t('email')}</dt>
+            <dd>{me.email}</dd>
+            <dt>{t('role')}</dt>
+            <dd>{me.role === 'admin' ? t('roleAdmin') : t('roleUser')}</dd>
+            <dt>{t('mfa')}</dt>
+            <dd>
+              <span className={me.mfa_enabled ? 'badge ok' : 'badge'}>{me.mfa_enabled ? t('mfaOn') : t('mfaOff')}</span>
+            </dd>
           </dl>
         </section>
         <Appearance />

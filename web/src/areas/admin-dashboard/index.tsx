@@ -3,7 +3,7 @@
  * (GET /v1/admin/usage by hour or day; costs from the ledger's charges), channel health at a
  * glance, the alerts firing, and the way to the admin pages.
  */
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { Link } from 'wouter';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
@@ -46,11 +46,12 @@ export default function Area() {
   const range = useMemo(() => periodRange(period, Date.now()), [period]);
   return (
     <Page title={t('title')} actions={<PeriodPicker value={period} onChange={setPeriod} />}>
-      <UsageCharts range={range} />
-      <div className="grid">
-        <Channels />
-        <Alerts />
-      </div>
+      <UsageCharts range={range}>
+        <div className="grid" style={{ marginBottom: '1rem' }}>
+          <Channels />
+          <Alerts />
+        </div>
+      </UsageCharts>
       <nav className="card" aria-label={c('navAdmin')} style={{ marginTop: '1rem' }}>
         <h2>{c('navAdmin')}</h2>
         <ul className="row plain-list admin-links">
@@ -66,7 +67,8 @@ export default function Area() {
   );
 }
 
-function UsageCharts({ range }: { range: ReturnType<typeof periodRange> }) {
+/** The period's figures, then `children` (what needs a glance), then the charts. */
+function UsageCharts({ range, children }: { range: ReturnType<typeof periodRange>; children: ReactNode }) {
   const t = useT(messages);
   const format = useFormat();
   const money = useCredits();
@@ -96,7 +98,8 @@ function UsageCharts({ range }: { range: ReturnType<typeof periodRange> }) {
   const rate = totals && totals.requests > 0 ? totals.errors / totals.requests : 0;
 
   return (
-    <section aria-label={t('totals')}>
+    <>
+      <section aria-label={t('totals')}>
       <ErrorNote error={usage.error ?? charges.error} onRetry={() => void Promise.all([usage.reload(), charges.reload()])} />
       <Stats
         items={[
@@ -108,6 +111,8 @@ function UsageCharts({ range }: { range: ReturnType<typeof periodRange> }) {
           { label: t('cost'), value: charges.data ? money(costTotal) : '…' },
         ]}
       />
+      </section>
+      {children}
       {usage.loading && !usage.data ? <Loading /> : null}
       {usage.data ? (
         <div className="charts">
@@ -117,7 +122,7 @@ function UsageCharts({ range }: { range: ReturnType<typeof periodRange> }) {
           <ChartCard title={t('chartCost')} x={x} series={charts.cost} empty={t('noTraffic')} />
         </div>
       ) : null}
-    </section>
+    </>
   );
 }
 

@@ -78,7 +78,7 @@ function UsageOverview({ range, balance, version }: { range: ReturnType<typeof p
       </section>
       {overTime.loading && !overTime.data ? <Loading /> : null}
       {overTime.data ? (
-        <div className="charts">
+        <div className="charts three">
           <ChartCard title={t('chartRequests')} x={x} series={requestSeries} empty={t('noTraffic')} />
           <ChartCard title={t('chartTokens')} x={x} series={tokenSeries} empty={t('noTraffic')} />
           <ChartCard title={t('chartCost')} x={x} series={costs} empty={t('noTraffic')} />

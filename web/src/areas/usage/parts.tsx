@@ -53,14 +53,14 @@ export function useCredits(): (micro: number) => string {
 }
 
 /** A chart in a card; a note instead when every value is zero (nothing to draw). */
-export function ChartCard({ title, x, series, empty }: { title: string; x: number[]; series: Array<{ label: string; values: Array<number | null> }>; empty?: string }) {
+export function ChartCard({ title, x, series, empty, height = 180 }: { title: string; x: number[]; series: Array<{ label: string; values: Array<number | null> }>; empty?: string; height?: number }) {
   const nothing = series.every((s) => s.values.every((v) => !v));
   return (
     <figure className="card chart-card" style={{ margin: 0 }}>
       <figcaption>
         <h3 className="chart-title">{title}</h3>
       </figcaption>
-      {nothing && empty ? <p className="muted">{empty}</p> : <TimeChart x={x} series={series} label={title} />}
+      {nothing && empty ? <p className="muted">{empty}</p> : <TimeChart x={x} series={series} label={title} height={height} />}
     </figure>
   );
 }
