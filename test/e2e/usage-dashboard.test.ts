@@ -277,6 +277,13 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await expect.poll(() => page.locator('.chart canvas').count()).toBe(4);
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     await docScreenshot(page, 'dashboard-dark');
+    // In Chinese: the page's own words follow the language.
+    await page.getByLabel('Language').selectOption('cn');
+    await page.getByRole('heading', { name: '渠道健康状况' }).waitFor();
+    await page.getByRole('button', { name: '7 天' }).click();
+    await expect.poll(() => page.locator('.chart canvas').count()).toBe(4);
+    await page.getByLabel('语言').selectOption('en');
+    await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: (await login(ui.url, ui.admin.email, ui.admin.password)).access_token })).json.preferences.language).toBe('en');
     await page.setViewportSize({ width: 390, height: 844 });
     await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.goto(`${ui.url}/usage`);

@@ -163,7 +163,7 @@ function Channels() {
                 return (
                   <tr key={ch.id}>
                     <th scope="row">
-                      <Link href={`~/admin/channels/${encodeURIComponent(ch.id)}`}>{ch.name}</Link> <span className="muted">{ch.type}</span>
+                      <Link href={`~/admin/channels/${encodeURIComponent(ch.id)}`} className="nowrap">{ch.name}</Link> <span className="muted">{ch.type}</span>
                     </th>
                     <td>
                       <span className={BADGE[state]}>{stateText(ch, state)}</span>
