@@ -114,8 +114,23 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await expect.poll(() => figure(page, 'Balance').textContent()).toBe(credits((await call(`${ui.url}/v1/credits`, { token: spender.token })).json.balance_micro));
     await page.getByLabel('Type').selectOption('topup');
     await expect.poll(() => page.getByRole('table', { name: 'Ledger' }).getByRole('row').count()).toBe(1 + 2);
-    // This month's statement counts both top-ups and the 5 requests.
-    await expect.poll(() => figure(page, 'Top-ups').textContent()).toBe(credits(12_500_000));
+
+    // Past 20 entries the ledger is paged: 16 more top-ups make 2 + 16 = 18 top-ups, 23 entries in all.
+    for (let i = 0; i < 16; i++) await call(`${ui.url}/v1/admin/credits/${spender.id}/topup`, { token: ui.s.adminToken, body: { amount: '0.01', reason: `small ${i}` } });
+    await page.reload();
+    await page.getByRole('table', { name: 'Ledger' }).waitFor();
+    const pager = page.getByRole('navigation', { name: 'Ledger' });
+    await pager.getByText('Page 1 of 2').waitFor();
+    expect(await page.getByRole('table', { name: 'Ledger' }).getByRole('row').nth(1).textContent()).toContain('small 15');
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await pager.getByText('Page 2 of 2').waitFor();
+    expect(await page.getByRole('table', { name: 'Ledger' }).getByRole('row').count()).toBe(1 + 3);
+    await page.getByRole('table', { name: 'Ledger' }).getByRole('row', { name: /welcome credits/ }).waitFor();
+    await page.getByLabel('Type').selectOption('topup');
+    await expect.poll(() => page.getByRole('table', { name: 'Ledger' }).getByRole('row').count()).toBe(1 + 18);
+    expect(await pager.count()).toBe(0);
+    // This month's statement counts the top-ups and the 5 requests.
+    await expect.poll(() => figure(page, 'Top-ups').textContent()).toBe(credits(12_660_000));
     expect(await figure(page, 'Billable requests').textContent()).toBe('5');
     await context.close();
   });
