@@ -16,6 +16,8 @@ import { startUiApp, type UiApp } from './support/ui-app.js';
 /** Credits as the pages show them in English (2 to 6 decimals). */
 const credits = (micro: number) => new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 }).format(micro / 1_000_000);
 const int = (n: number) => new Intl.NumberFormat('en-US').format(n);
+/** How long a poll waits for the page (lazy chunks and uPlot load on a busy machine). */
+const POLL = { timeout: 10_000 };
 /** The value of a figure on the page (a <dt> name and its <dd>). */
 const figure = (page: Page, name: string) => page.locator(`.stat:has(dt:text-is("${name}")) dd`).first();
 
@@ -64,18 +66,18 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     const ledger = (await call(`${ui.url}/v1/billing/ledger?type=charge`, { token: spender.token })).json.data as Array<{ model: string; amount_micro: number }>;
     const balance = (await call(`${ui.url}/v1/credits`, { token: spender.token })).json as { balance_micro: number };
 
-    await expect.poll(() => figure(page, 'Requests').textContent()).toBe(int(api.totals.requests));
+    await expect.poll(() => figure(page, 'Requests').textContent(), POLL).toBe(int(api.totals.requests));
     expect(await figure(page, 'Tokens').textContent()).toBe(int(api.totals.total_tokens));
-    await expect.poll(() => figure(page, 'Balance').textContent()).toBe(credits(balance.balance_micro));
+    await expect.poll(() => figure(page, 'Balance').textContent(), POLL).toBe(credits(balance.balance_micro));
     const spent = ledger.reduce((sum, e) => sum - e.amount_micro, 0);
     expect(spent).toBeGreaterThan(0);
-    await expect.poll(() => figure(page, 'Cost').textContent()).toBe(credits(spent));
+    await expect.poll(() => figure(page, 'Cost').textContent(), POLL).toBe(credits(spent));
 
     const table = page.getByRole('table', { name: 'By model' });
     for (const line of api.data) {
       const cells = table.getByRole('row', { name: new RegExp(`^${line.model}\\b`) }).getByRole('cell');
       const cost = ledger.filter((e) => e.model === line.model).reduce((sum, e) => sum - e.amount_micro, 0);
-      await expect.poll(() => cells.allTextContents()).toEqual([int(line.requests), int(line.errors), int(line.prompt_tokens), int(line.completion_tokens), int(line.total_tokens), credits(cost)]);
+      await expect.poll(() => cells.allTextContents(), POLL).toEqual([int(line.requests), int(line.errors), int(line.prompt_tokens), int(line.completion_tokens), int(line.total_tokens), credits(cost)]);
     }
     expect(api.data.map((l) => [l.model, l.requests])).toEqual([
       ['gpt-a', 3],
@@ -83,10 +85,10 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     ]);
 
     // Three charts (requests, tokens, cost), each drawn on a canvas; the 24-hour view too.
-    await expect.poll(() => page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => page.locator('.chart canvas').count(), POLL).toBeGreaterThanOrEqual(3);
     await page.getByRole('button', { name: '24 hours' }).click();
-    await expect.poll(() => page.getByRole('button', { name: '24 hours' }).getAttribute('aria-pressed')).toBe('true');
-    await expect.poll(() => page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => page.getByRole('button', { name: '24 hours' }).getAttribute('aria-pressed'), POLL).toBe('true');
+    await expect.poll(() => page.locator('.chart canvas').count(), POLL).toBeGreaterThanOrEqual(3);
     expect(await figure(page, 'Requests').textContent()).toBe('5');
 
     // The ledger: the charges and the welcome top-up, newest first, with the balance after each.
@@ -111,9 +113,9 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     const row = page.getByRole('table', { name: 'Ledger' }).getByRole('row', { name: /bonus for testing/ });
     await row.waitFor();
     expect(await row.getByRole('cell').allTextContents()).toEqual([expect.any(String), 'Top-up', 'bonus for testing', credits(2_500_000), credits(after)]);
-    await expect.poll(() => figure(page, 'Balance').textContent()).toBe(credits((await call(`${ui.url}/v1/credits`, { token: spender.token })).json.balance_micro));
+    await expect.poll(() => figure(page, 'Balance').textContent(), POLL).toBe(credits((await call(`${ui.url}/v1/credits`, { token: spender.token })).json.balance_micro));
     await page.getByLabel('Type').selectOption('topup');
-    await expect.poll(() => page.getByRole('table', { name: 'Ledger' }).getByRole('row').count()).toBe(1 + 2);
+    await expect.poll(() => page.getByRole('table', { name: 'Ledger' }).getByRole('row').count(), POLL).toBe(1 + 2);
 
     // Past 20 entries the ledger is paged: 16 more top-ups make 2 + 16 = 18 top-ups, 23 entries in all.
     for (let i = 0; i < 16; i++) await call(`${ui.url}/v1/admin/credits/${spender.id}/topup`, { token: ui.s.adminToken, body: { amount: '0.01', reason: `small ${i}` } });
@@ -127,10 +129,10 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     expect(await page.getByRole('table', { name: 'Ledger' }).getByRole('row').count()).toBe(1 + 3);
     await page.getByRole('table', { name: 'Ledger' }).getByRole('row', { name: /welcome credits/ }).waitFor();
     await page.getByLabel('Type').selectOption('topup');
-    await expect.poll(() => page.getByRole('table', { name: 'Ledger' }).getByRole('row').count()).toBe(1 + 18);
+    await expect.poll(() => page.getByRole('table', { name: 'Ledger' }).getByRole('row').count(), POLL).toBe(1 + 18);
     expect(await pager.count()).toBe(0);
     // This month's statement counts the top-ups and the 5 requests.
-    await expect.poll(() => figure(page, 'Top-ups').textContent()).toBe(credits(12_660_000));
+    await expect.poll(() => figure(page, 'Top-ups').textContent(), POLL).toBe(credits(12_660_000));
     expect(await figure(page, 'Billable requests').textContent()).toBe('5');
     await context.close();
   });
@@ -145,17 +147,17 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByText('No subscription: requests are charged to your credits.').waitFor();
     // No credits: 402 insufficient_credits, shown with its code.
     await page.getByRole('button', { name: 'Subscribe to Starter' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('insufficient_credits');
+    await expect.poll(() => page.getByRole('alert').textContent(), POLL).toContain('insufficient_credits');
     await call(`${ui.url}/v1/admin/credits/${broke.id}/topup`, { token: ui.s.adminToken, body: { amount: '5', reason: 'for the plan' } });
     await page.getByRole('button', { name: 'Subscribe to Starter' }).click();
-    await expect.poll(() => figure(page, 'Status').textContent()).toBe('active');
+    await expect.poll(() => figure(page, 'Status').textContent(), POLL).toBe('active');
     expect(await figure(page, 'Plan').textContent()).toBe('Starter');
     const sub = (await call(`${ui.url}/v1/subscriptions`, { token: broke.token })).json;
     expect(sub).toMatchObject({ status: 'active', plan_name: 'Starter', quotas: [{ requests: 100, remaining: 100 }] });
     await page.getByRole('table', { name: 'Ledger' }).getByRole('row', { name: /Subscription fee/ }).waitFor();
     await page.getByRole('button', { name: 'Cancel subscription' }).click();
     await page.getByRole('button', { name: 'Yes, cancel it now' }).click();
-    await expect.poll(() => figure(page, 'Status').textContent()).toBe('canceled');
+    await expect.poll(() => figure(page, 'Status').textContent(), POLL).toBe('canceled');
     expect((await call(`${ui.url}/v1/subscriptions`, { token: broke.token })).json.status).toBe('canceled');
     await context.close();
   });
@@ -170,7 +172,7 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByLabel('Temperature').fill('5');
     await page.getByLabel('Max tokens').fill('512');
     await page.getByRole('button', { name: 'Save chat defaults' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/temperature/);
+    await expect.poll(() => page.getByRole('alert').textContent(), POLL).toMatch(/temperature/);
     expect(await page.getByLabel('Default model').inputValue()).toBe('gpt-b');
     await page.getByLabel('Temperature').fill('0.3');
     await page.getByRole('button', { name: 'Save chat defaults' }).click();
@@ -180,7 +182,7 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     // Emptied: the key is removed, the default applies again.
     await page.getByLabel('Max tokens').fill('');
     await page.getByRole('button', { name: 'Save chat defaults' }).click();
-    await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: user.token })).json.chat_defaults.max_tokens).toBe(2048);
+    await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: user.token })).json.chat_defaults.max_tokens, POLL).toBe(2048);
     await page.evaluate(() => window.scrollTo(0, 0));
     await docScreenshot(page, 'account');
     expect(pageErrors(page)).toEqual([]);
@@ -195,11 +197,11 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByRole('button', { name: 'Set up two-factor login' }).click();
     const secret = await page.getByLabel('Secret key').inputValue();
     expect(await page.getByLabel('Setup link (otpauth URI)').inputValue()).toContain(`secret=${secret}`);
-    await expect.poll(() => page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count()).toBe(10);
+    await expect.poll(() => page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count(), POLL).toBe(10);
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
     await page.getByLabel('Code from the app').fill('000000');
     await page.getByRole('button', { name: 'Verify and turn on' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('invalid_mfa_code');
+    await expect.poll(() => page.getByRole('alert').textContent(), POLL).toContain('invalid_mfa_code');
     await page.getByLabel('Code from the app').fill(totp.generate());
     await page.getByRole('button', { name: 'Verify and turn on' }).click();
     await page.getByRole('status').filter({ hasText: 'Two-factor login is on.' }).waitFor();
@@ -230,7 +232,7 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByLabel('New password', { exact: true }).fill(fresh);
     await page.getByLabel('Repeat the new password').fill(fresh);
     await page.getByRole('button', { name: 'Change password' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('invalid_password');
+    await expect.poll(() => page.getByRole('alert').textContent(), POLL).toContain('invalid_password');
     await page.getByLabel('Current password').fill(TEST_USER_PASSWORD);
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
@@ -261,10 +263,10 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     const query = new URL((await asked).url()).search;
     const api = (await call(`${ui.url}/v1/admin/usage${query}`, { token: s.adminToken })).json as { totals: { requests: number; errors: number; total_tokens: number } };
     expect(api.totals.requests).toBeGreaterThanOrEqual(5);
-    await expect.poll(() => figure(page, 'Requests').textContent()).toBe(int(api.totals.requests));
+    await expect.poll(() => figure(page, 'Requests').textContent(), POLL).toBe(int(api.totals.requests));
     expect(await figure(page, 'Errors').textContent()).toBe(int(api.totals.errors));
     expect(await figure(page, 'Tokens').textContent()).toBe(int(api.totals.total_tokens));
-    await expect.poll(() => page.locator('.chart canvas').count()).toBe(4);
+    await expect.poll(() => page.locator('.chart canvas').count(), POLL).toBe(4);
 
     const channels = page.getByRole('table', { name: 'Channel health' });
     expect(await channels.getByRole('row', { name: /fake-openai/ }).getByRole('cell').first().textContent()).toBe('Healthy');
@@ -289,21 +291,21 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     const { context, page } = await newPage(ui.browser, { colorScheme: 'dark' });
     await signIn(page, ui.url, ui.admin.email, ui.admin.password);
     await page.goto(`${ui.url}/admin/dashboard`);
-    await expect.poll(() => page.locator('.chart canvas').count()).toBe(4);
+    await expect.poll(() => page.locator('.chart canvas').count(), POLL).toBe(4);
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     await docScreenshot(page, 'dashboard-dark');
     // In Chinese: the page's own words follow the language.
     await page.getByLabel('Language').selectOption('cn');
     await page.getByRole('heading', { name: '渠道健康状况' }).waitFor();
     await page.getByRole('button', { name: '7 天' }).click();
-    await expect.poll(() => page.locator('.chart canvas').count()).toBe(4);
+    await expect.poll(() => page.locator('.chart canvas').count(), POLL).toBe(4);
     await page.getByLabel('语言').selectOption('en');
-    await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: (await login(ui.url, ui.admin.email, ui.admin.password)).access_token })).json.preferences.language).toBe('en');
+    await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: (await login(ui.url, ui.admin.email, ui.admin.password)).access_token })).json.preferences.language, POLL).toBe('en');
     await page.setViewportSize({ width: 390, height: 844 });
-    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth), POLL).toBeLessThanOrEqual(390);
     await page.goto(`${ui.url}/usage`);
     await page.getByRole('table', { name: 'Ledger' }).or(page.getByText('Nothing here yet.')).first().waitFor();
-    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth), POLL).toBeLessThanOrEqual(390);
     await context.close();
   });
 });
