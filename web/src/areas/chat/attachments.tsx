@@ -98,7 +98,7 @@ export function MessageFile({ fileId }: { fileId: string }) {
   const name = file.data?.filename ?? fileId;
   return (
     <span className="file-chip">
-      <span aria-hidden="true">📎</span> {name} <FileTextButton fileId={fileId} name={name} />
+      <span className="file-name">{name}</span> <FileTextButton fileId={fileId} name={name} />
     </span>
   );
 }
@@ -121,7 +121,7 @@ export function AttachmentList({ items, onRemove }: { items: Attachment[]; onRem
                 : t('processing');
         return (
           <li key={a.key} className="file-chip">
-            <span aria-hidden="true">📎</span> <span>{a.name}</span>
+            <span>{a.name}</span>
             {a.file === null && !a.error ? <progress max={1} value={a.progress} aria-label={status} /> : null}
             <span className={a.error || a.file?.status === 'error' ? 'badge bad' : attachmentReady(a) ? 'badge ok' : 'badge'} role="status">
               {status}

@@ -82,8 +82,7 @@ export function Composer({ streaming, onSend, onStop, disabled }: ComposerProps)
           }}
         />
         <button type="button" className="secondary" onClick={() => input.current?.click()} disabled={disabled}>
-          <span aria-hidden="true">📎 </span>
-          {t('attach')}
+                    {t('attach')}
         </button>
         <span className="spacer" />
         {streaming ? (

@@ -89,23 +89,23 @@ export function ConversationList({ activeId }: { activeId: string | null }) {
                 </form>
               ) : (
                 <Link href={`/${c.id}`} className="conv-link" aria-current={c.id === activeId ? 'page' : undefined}>
-                  {c.pinned ? <span aria-label={t('pinned')}>📌 </span> : null}
+                  {c.pinned ? <span className="pin-mark" title={t('pinned')} aria-label={t('pinned')}>★ </span> : null}
                   {title}
                   {snippet ? <small className="muted conv-snippet">{snippet}</small> : null}
                 </Link>
               )}
               <div className="conv-actions">
-                <button type="button" className="icon" aria-label={c.pinned ? t('unpin') : t('pin')} title={c.pinned ? t('unpin') : t('pin')} onClick={() => void change.run(c.id, { pinned: !c.pinned })}>
-                  {c.pinned ? '⊘' : '📌'}
+                <button type="button" className="link" onClick={() => void change.run(c.id, { pinned: !c.pinned })}>
+                  {c.pinned ? t('unpin') : t('pin')}
                 </button>
-                <button type="button" className="icon" aria-label={t('rename')} title={t('rename')} onClick={() => setRenaming({ id: c.id, title: c.title ?? '' })}>
-                  ✎
+                <button type="button" className="link" onClick={() => setRenaming({ id: c.id, title: c.title ?? '' })}>
+                  {t('rename')}
                 </button>
-                <button type="button" className="icon" aria-label={c.archived ? t('unarchive') : t('archive')} title={c.archived ? t('unarchive') : t('archive')} onClick={() => void change.run(c.id, { archived: !c.archived })}>
-                  {c.archived ? '↩' : '🗄'}
+                <button type="button" className="link" onClick={() => void change.run(c.id, { archived: !c.archived })}>
+                  {c.archived ? t('unarchive') : t('archive')}
                 </button>
-                <button type="button" className="icon" aria-label={tc('delete')} title={tc('delete')} onClick={() => setDeleting(c)}>
-                  🗑
+                <button type="button" className="link" onClick={() => setDeleting(c)}>
+                  {tc('delete')}
                 </button>
               </div>
             </li>
