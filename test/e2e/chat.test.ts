@@ -5,6 +5,7 @@
  * file's text reaching the upstream; the list's search, rename, pin, archive, delete; presets and
  * settings; two devices of one user kept in sync. Each test has a user of its own.
  */
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createUser, login, TEST_USER_PASSWORD } from '../support/app.js';
@@ -117,7 +118,7 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
     await context.close();
   });
 
-  it('regenerates the last reply and edits a message to re-send it', async () => {
+  it('regenerates the last reply, edits a message to re-send it, and exports the conversation', async () => {
     const { page, context, token } = await user();
     await page.goto(`${ui.url}/chat`);
     await expect.poll(() => page.getByLabel('Model').inputValue()).toBe(MODEL);
@@ -145,11 +146,19 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
     expect(after.messages[0]).toMatchObject({ id: before.messages[0].id, content: 'a better question' });
     expect(after.messages[0].edited_at).not.toBeNull();
     expect(after.messages[1].content).toBe('Hello! You said: a better question');
+
+    // Export: the conversation as a Markdown download.
+    const downloading = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export' }).click();
+    const file = await (await downloading).path();
+    const exported = readFileSync(file, 'utf8');
+    expect(exported).toContain('a better question');
+    expect(exported).toContain('Hello! You said: a better question');
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   });
 
-  it('attaches a text file: upload, processing, its text viewable, and sent to the model', async () => {
+  it('attaches text files (button and drag and drop): upload, processing, the text viewable, and sent to the model', async () => {
     const { page, context, token } = await user();
     await page.goto(`${ui.url}/chat`);
     await expect.poll(() => page.getByLabel('Model').inputValue()).toBe(MODEL);
@@ -160,13 +169,23 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
     const dialog = page.getByRole('dialog', { name: 'Text of notes.txt' });
     await dialog.getByText('The secret word is pineapple.').waitFor();
     await dialog.getByRole('button', { name: 'Close' }).click();
+    // A second file dropped onto the composer.
+    const files = await page.evaluateHandle(() => {
+      const data = new DataTransfer();
+      data.items.add(new File(['The dropped word is mango.\n'], 'dropped.txt', { type: 'text/plain' }));
+      return data;
+    });
+    await page.locator('form.composer').dispatchEvent('drop', { dataTransfer: files });
+    await page.locator('.attachments li').filter({ hasText: 'dropped.txt' }).getByText('Ready').waitFor();
     await say(page, 'What is the secret word?');
     await assistant(page).getByText('Hello! You said: What is the secret word?').waitFor();
     expect(chatRequests().at(-1)!.body).toContain('pineapple');
+    expect(chatRequests().at(-1)!.body).toContain('mango');
     const stored = await conversation(token, idOf(page));
-    expect(stored.messages[0].file_ids).toHaveLength(1);
+    expect(stored.messages[0].file_ids).toHaveLength(2);
     // The message shows its file, with the text viewable.
     await page.locator('article.msg.user .file-name').getByText('notes.txt').waitFor();
+    await page.locator('article.msg.user .file-name').getByText('dropped.txt').waitFor();
     await expect(page.locator('.attachments li').count()).resolves.toBe(0);
     expect(pageErrors(page)).toEqual([]);
     await context.close();
