@@ -46,20 +46,19 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
     const { page, context, token } = await user();
     await page.goto(`${ui.url}/chat`);
     await expect.poll(() => page.getByLabel('Model').inputValue()).toBe(MODEL);
-    const text = 'Please **review** <img src=x onerror="window.__pwned=1">\n\n```js\nconst answer = 42;\n```';
+    const code = 'const answer: number = 42;\nconsole.log(`The answer is ${answer}`);';
+    const text = `Show me a **TypeScript** example:\n\n\`\`\`ts\n${code}\n\`\`\``;
     await say(page, text);
     const reply = assistant(page).last();
-    await reply.getByText('Hello! You said: Please').waitFor();
+    await reply.getByText('Hello! You said: Show me a').waitFor();
     await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/chat\/conv_/);
-    // Markdown: bold, a highlighted code block; the <img> only as text, and it never ran.
-    await expect(reply.locator('.markdown strong').textContent()).resolves.toBe('review');
+    // Markdown: bold, a highlighted code block with its copy button; the usage of the reply.
+    await expect(reply.locator('.markdown strong').textContent()).resolves.toBe('TypeScript');
     await reply.locator('code.hljs .hljs-keyword').first().waitFor();
-    await expect(reply.locator('img').count()).resolves.toBe(0);
-    await expect(reply.getByText('<img src=x onerror="window.__pwned=1">').count()).resolves.toBe(1);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     await reply.getByText('18 tokens (11 in, 7 out)').waitFor();
+    await docScreenshot(page, 'chat');
     await reply.getByRole('button', { name: 'Copy code' }).click();
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('const answer = 42;');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(code);
 
     const stored = await conversation(token, idOf(page));
     expect(stored.model).toBe(MODEL);
@@ -67,7 +66,6 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
     expect(stored.messages[0].content).toBe(text);
     expect(stored.messages[1]).toMatchObject({ content: `Hello! You said: ${text}`, usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
     expect(chatRequests().at(-1)!.json).toMatchObject({ model: MODEL, stream: true });
-    await docScreenshot(page, 'chat');
 
     // The same conversation on a phone, and in the dark.
     for (const options of [{ phone: true }, { colorScheme: 'dark' as const }]) {
@@ -80,7 +78,7 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
         await expect(other.page.getByRole('complementary', { name: 'Conversations' }).isVisible()).resolves.toBe(false);
         await docScreenshot(other.page, 'chat-phone');
         await other.page.getByRole('button', { name: 'Show conversations' }).click();
-        await other.page.getByRole('complementary', { name: 'Conversations' }).getByRole('link', { name: /Please|Untitled/ }).waitFor();
+        await other.page.getByRole('complementary', { name: 'Conversations' }).getByRole('link').first().waitFor();
       } else {
         await expect.poll(() => other.page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
         await docScreenshot(other.page, 'chat-dark');
@@ -88,6 +86,14 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
       expect(pageErrors(other.page)).toEqual([]);
       await other.context.close();
     }
+
+    // Raw HTML in a reply is shown as text and never runs.
+    await say(page, 'Look <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>');
+    const second = assistant(page).nth(1);
+    await second.getByText('<img src=x onerror="window.__pwned=1">').waitFor();
+    await second.getByText('<script>window.__pwned=2</script>').waitFor();
+    await expect(page.locator('.markdown img, .markdown script').count()).resolves.toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   });
