@@ -124,6 +124,29 @@ describe.runIf(chromiumAvailable)('web UI chat', () => {
     await context.close();
   });
 
+  it('shows an upstream failure and answers the question again with Regenerate', async () => {
+    const { page, context, token } = await user();
+    await page.goto(`${ui.url}/chat`);
+    await expect.poll(() => page.getByLabel('Model').inputValue()).toBe(MODEL);
+    ui.fake.mode = { kind: 'error', status: 500, message: 'the fake is down' };
+    try {
+      await say(page, 'are you there?');
+      await page.locator('.conversation').getByRole('alert').waitFor();
+    } finally {
+      ui.fake.mode = { kind: 'reply' };
+    }
+    await page.locator('article.msg.user').getByText('are you there?').waitFor();
+    await page.locator('article.msg.user').getByRole('button', { name: 'Regenerate' }).click();
+    await assistant(page).getByText('Hello! You said: are you there?').waitFor();
+    await expect(page.locator('.conversation').getByRole('alert').count()).resolves.toBe(0);
+    const stored = await conversation(token, idOf(page));
+    expect(stored.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ['user', 'are you there?'],
+      ['assistant', 'Hello! You said: are you there?'],
+    ]);
+    await context.close();
+  });
+
   it('regenerates the last reply, edits a message to re-send it, and exports the conversation', async () => {
     const { page, context, token } = await user();
     await page.goto(`${ui.url}/chat`);

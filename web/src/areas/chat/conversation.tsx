@@ -80,7 +80,8 @@ export function ConversationView({ id }: { id: string }) {
         if (!controller.signal.aborted) {
           setError(e as Error);
           // Refused before anything was stored (bad input, a file not ready): the composer keeps the text.
-          if (e instanceof ApiError) ok = false;
+          // Other failures (upstream) may come after the message was stored: it shows, with Regenerate.
+          if (e instanceof ApiError && [400, 404, 409, 413, 422].includes(e.status)) ok = false;
         }
       }
       await conv.reload();
@@ -194,7 +195,12 @@ export function ConversationView({ id }: { id: string }) {
               message={m}
               busy={turn !== null}
               onEdit={m.role === 'user' ? () => setEditing({ id: m.id, text: m.content }) : undefined}
-              onRegenerate={m.role === 'assistant' && m.id === last?.id ? () => void runTurn(`${path}/regenerate`, 'POST', {}, { userText: null, fileIds: [], hideFrom: m.id }) : undefined}
+              onRegenerate={
+                // The last reply, or the last question left without one (its reply failed).
+                m.id === last?.id && (m.role === 'assistant' || m.role === 'user')
+                  ? () => void runTurn(`${path}/regenerate`, 'POST', {}, { userText: null, fileIds: [], hideFrom: m.role === 'assistant' ? m.id : null })
+                  : undefined
+              }
             />
           ),
         )}
