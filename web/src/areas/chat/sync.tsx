@@ -26,8 +26,15 @@ export function useSyncLoop(): ChatSync {
   useEffect(() => {
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let asking = false;
     const poll = async () => {
       let again = false;
+      // A hidden tab asks nothing; it catches up as soon as it is shown again (below).
+      if (document.visibilityState === 'hidden') {
+        timer = setTimeout(() => void poll(), SYNC_INTERVAL_MS);
+        return;
+      }
+      asking = true;
       try {
         const first = cursor.current === undefined;
         const answer = await api<SyncAnswer>('/v1/conversations/sync', { query: { since: cursor.current, limit: 500 } });
@@ -39,12 +46,21 @@ export function useSyncLoop(): ChatSync {
       } catch {
         // offline or signed out: try again later
       }
+      asking = false;
       if (live) timer = setTimeout(() => void poll(), again ? 0 : SYNC_INTERVAL_MS);
     };
+    const shown = () => {
+      // One loop only: a request under way schedules the next itself.
+      if (document.visibilityState !== 'visible' || asking) return;
+      clearTimeout(timer);
+      void poll();
+    };
+    document.addEventListener('visibilitychange', shown);
     void poll();
     return () => {
       live = false;
       clearTimeout(timer);
+      document.removeEventListener('visibilitychange', shown);
     };
   }, []);
   const bump = useCallback(() => setState((s) => ({ tick: s.tick + 1, changed: new Set() })), []);
