@@ -103,7 +103,8 @@ describe('channel form', () => {
 
   it('drops config fields of another kind when the type changes', () => {
     const form = { ...emptyForm('azure'), name: 'x', models: ['m'], config: { deployment: 'd', organization: 'org' } };
-    expect(bodyOf(form, 'create').ok && (bodyOf(form, 'create') as { body: { config: unknown } }).body.config).toEqual({ deployment: 'd' });
+    const asAzure = bodyOf(form, 'create');
+    expect(asAzure.ok && asAzure.body.config).toEqual({ deployment: 'd' });
     const asOpenAi = bodyOf({ ...form, type: 'openai' }, 'create');
     expect(asOpenAi.ok && asOpenAi.body.config).toEqual({ organization: 'org' });
   });
