@@ -39,13 +39,13 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     await dialog.getByLabel('Name', { exact: true }).fill('fake-openai');
     await dialog.getByLabel('Type', { exact: true }).selectOption('openai');
     await expect(dialog.getByLabel('Base URL').getAttribute('placeholder')).resolves.toBe('https://api.openai.com/v1');
-    await dialog.getByLabel('Base URL').fill(`${ui.fake.baseUrl}/v1`);
-    await dialog.getByLabel('API key').fill('sk-fake-upstream-key');
+    await dialog.getByLabel('Base URL').fill(ui.fake.baseUrl);
+    await dialog.getByLabel('API key').fill('sk-wrong-key');
     await dialog.getByLabel('Model to add').fill(MODEL);
     await dialog.getByRole('button', { name: 'Add model' }).click();
     await dialog.getByLabel('Model to add').fill('gpt-4o');
     await dialog.getByLabel('Model to add').press('Enter'); // Enter adds, it does not submit
-    await dialog.getByRole('button', { name: 'Remove gpt-4o' }).click();
+    await dialog.getByRole('button', { name: 'Remove gpt-4o', exact: true }).click();
     // A broken JSON config is refused before sending, next to the form, nothing lost.
     await dialog.getByLabel('Other settings (JSON)').fill('{broken');
     await dialog.getByRole('button', { name: 'Create channel' }).click();
@@ -59,15 +59,28 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     const row = page.getByRole('row', { name: /fake-openai/ });
     await row.waitFor();
     const created = (await adminApi('/v1/admin/channels')).json.data.find((c: { name: string }) => c.name === 'fake-openai');
-    expect(created).toMatchObject({ type: 'openai', base_url: `${ui.fake.baseUrl}/v1`, models: [MODEL], enabled: true, config: { note: 'e2e', organization: 'org-e2e' } });
-    expect(created.key).not.toContain('sk-fake-upstream-key'); // shown masked only
+    expect(created).toMatchObject({ type: 'openai', base_url: ui.fake.baseUrl, models: [MODEL], enabled: true, config: { note: 'e2e', organization: 'org-e2e' } });
+    expect(created.key).not.toContain('sk-wrong-key'); // shown masked only
 
+    // A wrong key: the probe's failure is shown (and the channel cools down).
+    await row.getByRole('button', { name: 'Test fake-openai' }).click();
+    await page.getByRole('status', { name: 'Probe of fake-openai: Failed · Incorrect API key provided' }).waitFor();
+    await row.getByText('Cooling down').waitFor();
+    // The right key through the edit form (write-only: the field starts empty), then the probe succeeds.
+    await row.getByRole('button', { name: 'Edit fake-openai' }).click();
+    const fix = page.getByRole('dialog', { name: 'Edit channel fake-openai' });
+    await expect(fix.getByLabel('API key').inputValue()).resolves.toBe('');
+    await fix.getByLabel('API key').fill('test-key');
+    await fix.getByRole('button', { name: 'Save channel' }).click();
+    await fix.waitFor({ state: 'hidden' });
     const before = ui.fake.requests.length;
     await row.getByRole('button', { name: 'Test fake-openai' }).click();
     await page.getByRole('status', { name: /Probe of fake-openai: OK · \d+ ms/ }).waitFor();
     const probe = ui.fake.requests.slice(before).find((r) => r.path === '/v1/chat/completions');
-    expect(probe?.headers.authorization).toBe('Bearer sk-fake-upstream-key');
-    expect((await adminApi(`/v1/admin/channels/${created.id}`)).json.last_test).toMatchObject({ ok: true });
+    expect(probe?.headers.authorization).toBe('Bearer test-key');
+    const tested = (await adminApi(`/v1/admin/channels/${created.id}`)).json;
+    expect(tested.last_test).toMatchObject({ ok: true });
+    expect(tested.health.healthy).toBe(true);
     await expect(row.getByText('Healthy').isVisible()).resolves.toBe(true);
     await docScreenshot(page, 'channels');
 
@@ -84,7 +97,7 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     await edit.waitFor({ state: 'hidden' });
     await expect
       .poll(async () => (await adminApi(`/v1/admin/channels/${created.id}`)).json)
-      .toMatchObject({ priority: 3, model_mapping: { fast: MODEL }, key: created.key });
+      .toMatchObject({ priority: 3, model_mapping: { fast: MODEL }, key: tested.key });
     await row.getByText('3 / 1').waitFor();
 
     // Server-side refusal shown in the form, values kept: a weight out of range.
@@ -97,14 +110,15 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
 
     // Disable with the switch: the API says disabled.
     const enabled = row.getByRole('switch', { name: 'Enable fake-openai' });
-    await enabled.uncheck();
+    await enabled.click(); // the switch follows the API's answer, so it flips once the PATCH is done
     await expect.poll(async () => (await adminApi(`/v1/admin/channels/${created.id}`)).json.enabled).toBe(false);
     await row.getByText('Disabled').waitFor();
-    await enabled.check();
+    await enabled.click();
     await expect.poll(async () => (await adminApi(`/v1/admin/channels/${created.id}`)).json.enabled).toBe(true);
+    await expect.poll(() => enabled.isChecked()).toBe(true);
 
     // Delete (confirmed) another channel.
-    const spare = await createChannel(ui.s, { name: 'spare', type: 'groq', base_url: `${ui.fake.baseUrl}/v1`, models: ['spare-model'] });
+    const spare = await createChannel(ui.s, { name: 'spare', type: 'groq', base_url: ui.fake.baseUrl, models: ['spare-model'] });
     await page.reload();
     await page.getByRole('button', { name: 'Delete spare' }).click();
     await page.getByRole('dialog', { name: 'Delete spare' }).getByRole('button', { name: 'Delete' }).click();
@@ -210,7 +224,7 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     expect(tenant.disabled).toBe(false);
     await createUser(ui.url, ui.s.adminToken, { email: 'acme-user@switchyard.test', tenant_id: tenant.id });
     await page.getByLabel('Tenant shown').selectOption(tenant.id);
-    await page.getByRole('cell', { name: 'acme-user@switchyard.test' }).waitFor();
+    await page.getByRole('cell', { name: 'acme-user@switchyard.test', exact: true }).waitFor();
     await docScreenshot(page, 'users');
     await page.getByRole('button', { name: 'Disable tenant Acme UI' }).click();
     await page.getByRole('button', { name: 'Enable tenant Acme UI' }).waitFor();
@@ -220,14 +234,14 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     await page.getByLabel('Tenant shown').selectOption('default');
     await page.getByRole('button', { name: `Delete ${email}` }).click();
     await page.getByRole('dialog', { name: `Delete ${email}` }).getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('region', { name: 'Users', exact: true }).getByRole('cell', { name: email }).waitFor({ state: 'detached' });
+    await page.getByRole('region', { name: 'Users', exact: true }).getByRole('cell', { name: email, exact: true }).waitFor({ state: 'detached' });
     expect((await adminApi(`/v1/admin/users/${user.id}`)).status).toBe(404);
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   });
 
   it('Operations: Relay API off + Save refuses API keys (the web chat keeps working); coverage saved; nothing changes before Save', async () => {
-    await createChannel(ui.s, { name: 'relay-check', type: 'openai', base_url: `${ui.fake.baseUrl}/v1`, models: ['relay-model'] });
+    await createChannel(ui.s, { name: 'relay-check', type: 'openai', base_url: ui.fake.baseUrl, models: ['relay-model'] });
     const keyRes = await call(`${ui.url}/v1/keys`, { token: ui.s.userToken, body: { name: 'sdk-key' } });
     const client = sdk(ui.s, keyRes.json.key as string);
     const ask = () => client.chat.completions.create({ model: 'relay-model', messages: [{ role: 'user', content: 'hi' }] });

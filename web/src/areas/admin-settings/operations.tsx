@@ -46,7 +46,7 @@ export function Operations() {
   };
 
   return (
-    <form className="settings-form" onSubmit={submit} aria-labelledby="operations-heading">
+    <form className="settings-form" onSubmit={submit} aria-labelledby="operations-heading" noValidate>
       <section className="card settings-card">
         <h2 id="operations-heading">{t('operations')}</h2>
         <p className="muted">{t('operationsHint')}</p>
