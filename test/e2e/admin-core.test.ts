@@ -225,6 +225,7 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     await createUser(ui.url, ui.s.adminToken, { email: 'acme-user@switchyard.test', tenant_id: tenant.id });
     await page.getByLabel('Tenant shown').selectOption(tenant.id);
     await page.getByRole('cell', { name: 'acme-user@switchyard.test', exact: true }).waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
     await docScreenshot(page, 'users');
     await page.getByRole('button', { name: 'Disable tenant Acme UI' }).click();
     await page.getByRole('button', { name: 'Enable tenant Acme UI' }).waitFor();
@@ -300,6 +301,29 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     expect((await adminApi('/v1/admin/settings')).json).toMatchObject({ relay_settings: { fallback_providers: ['openai', 'groq'] }, storage_quota_bytes: 2 * 1024 ** 3 });
     await page.getByRole('heading', { name: 'Operations' }).scrollIntoViewIfNeeded();
     await docScreenshot(page, 'settings-operations');
+    expect(pageErrors(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('fits a phone: users and settings pages scroll only vertically', async () => {
+    const { context, page } = await adminPage('/admin/users', { phone: true });
+    await page.getByRole('heading', { name: 'Users & tenants' }).waitFor();
+    await page.getByRole('region', { name: 'Users', exact: true }).getByRole('table').waitFor();
+    await noHorizontalScroll(page);
+    await page.goto(`${ui.url}/admin/settings`);
+    await page.getByRole('switch', { name: 'Relay API' }).waitFor();
+    await noHorizontalScroll(page);
+    // In Chinese, dark: the page follows (and the admin's preference is put back afterwards).
+    await page.getByLabel('Language').selectOption('cn');
+    await page.getByRole('heading', { name: '系统设置' }).waitFor();
+    await page.getByRole('switch', { name: '中转 API' }).waitFor();
+    await page.getByRole('radio', { name: /混合/ }).waitFor();
+    await page.getByLabel('主题').selectOption('dark');
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await noHorizontalScroll(page);
+    await page.getByLabel('语言').selectOption('en');
+    await page.getByLabel('Theme').selectOption('system');
+    await page.getByRole('heading', { name: 'System settings' }).waitFor();
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   });
