@@ -305,6 +305,33 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     await context.close();
   });
 
+  it("shows a tenant's own admin their tenant only: no other tenants, no tenant actions", async () => {
+    const tenant = (await adminApi('/v1/admin/tenants', { body: { name: 'Solo Co' } })).json;
+    const admin = await createUser(ui.url, ui.s.adminToken, { role: 'admin', tenant_id: tenant.id });
+    const member = await createUser(ui.url, ui.s.adminToken, { tenant_id: tenant.id });
+    const { context, page } = await newPage(ui.browser);
+    await signIn(page, ui.url, admin.email, TEST_USER_PASSWORD);
+    await page.goto(`${ui.url}/admin/users`);
+    const users = page.getByRole('region', { name: 'Users', exact: true });
+    await users.getByRole('cell', { name: member.email, exact: true }).waitFor();
+    await expect(users.getByRole('cell', { name: ui.s.userEmail, exact: true }).count()).resolves.toBe(0);
+    const tenants = page.getByRole('region', { name: 'Tenants', exact: true });
+    await tenants.getByRole('cell', { name: 'Solo Co' }).waitFor();
+    await expect(tenants.getByRole('row').count()).resolves.toBe(2); // the header and its own tenant
+    await expect(page.getByRole('form', { name: 'New tenant' }).count()).resolves.toBe(0);
+    await expect(page.getByLabel('Tenant shown').count()).resolves.toBe(0);
+    // Its user is created in its own tenant.
+    const form = page.getByRole('form', { name: 'New user' });
+    await form.getByLabel('Email').fill('solo-new@switchyard.test');
+    await form.getByLabel('Password').fill(TEST_USER_PASSWORD);
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await users.getByRole('cell', { name: 'solo-new@switchyard.test', exact: true }).waitFor();
+    const listed = await call(`${ui.url}/v1/admin/users?tenant_id=${tenant.id}`, { token: ui.s.adminToken });
+    expect(listed.json.data.map((u: { email: string }) => u.email)).toContain('solo-new@switchyard.test');
+    expect(pageErrors(page)).toEqual([]);
+    await context.close();
+  });
+
   it('fits a phone: users and settings pages scroll only vertically', async () => {
     const { context, page } = await adminPage('/admin/users', { phone: true });
     await page.getByRole('heading', { name: 'Users & tenants' }).waitFor();
