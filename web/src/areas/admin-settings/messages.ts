@@ -33,7 +33,6 @@ export const messages = defineMessages({
     storageUnit: 'Unit',
     badQuota: 'File storage quota: give a number of at least 0, or leave it empty.',
     unsaved: 'Unsaved changes',
-    nothingToSave: 'No changes to save.',
     saving: 'Saving…',
     savedAt: 'Saved.',
     revert: 'Discard changes',
@@ -47,7 +46,6 @@ export const messages = defineMessages({
     turnOn: 'Turn maintenance on',
     turnOff: 'Turn maintenance off',
     updateMessage: 'Update message',
-    confirmOn: 'Turn maintenance on? Every user but admins is refused until you turn it off.',
     defaultMaintenanceMessage: 'Switchyard is under maintenance. Please try again soon.',
   },
   cn: {
@@ -82,7 +80,6 @@ export const messages = defineMessages({
     storageUnit: '单位',
     badQuota: '文件存储配额：请填写不小于 0 的数字，或留空。',
     unsaved: '有未保存的更改',
-    nothingToSave: '没有需要保存的更改。',
     saving: '保存中…',
     savedAt: '已保存。',
     revert: '放弃更改',
@@ -96,7 +93,6 @@ export const messages = defineMessages({
     turnOn: '开启维护模式',
     turnOff: '关闭维护模式',
     updateMessage: '更新消息',
-    confirmOn: '开启维护模式？在你关闭之前，除管理员外的所有用户都会被拒绝。',
     defaultMaintenanceMessage: 'Switchyard 正在维护，请稍后再试。',
   },
 });
