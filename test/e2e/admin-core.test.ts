@@ -373,6 +373,13 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
       await page.reload();
       await page.getByRole('switch', { name: 'Relay API' }).waitFor();
       expect((await adminApi('/v1/admin/channels')).status).toBe(200);
+      // A visitor who is not signed in sees the message too, and an admin can still sign in there.
+      const visitor = await newPage(ui.browser);
+      await visitor.page.goto(ui.url);
+      await visitor.page.getByRole('alert').getByText('Maintenance: Back at five o’clock').waitFor();
+      await signIn(visitor.page, ui.url, ui.admin.email, ui.admin.password);
+      await expect(visitor.page.getByText('Maintenance: Back at five o’clock').count()).resolves.toBe(0);
+      await visitor.context.close();
     } finally {
       await page.getByRole('button', { name: 'Turn maintenance off' }).click();
     }
