@@ -225,14 +225,15 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     await createUser(ui.url, ui.s.adminToken, { email: 'acme-user@switchyard.test', tenant_id: tenant.id });
     await page.getByLabel('Tenant shown').selectOption(tenant.id);
     await page.getByRole('cell', { name: 'acme-user@switchyard.test', exact: true }).waitFor();
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await docScreenshot(page, 'users');
     await page.getByRole('button', { name: 'Disable tenant Acme UI' }).click();
     await page.getByRole('button', { name: 'Enable tenant Acme UI' }).waitFor();
     expect((await adminApi(`/v1/admin/tenants/${tenant.id}`)).json.disabled).toBe(true);
 
     // Delete the user (confirmed): gone from the API.
     await page.getByLabel('Tenant shown').selectOption('default');
+    await page.getByRole('cell', { name: email, exact: true }).first().waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await docScreenshot(page, 'users');
     await page.getByRole('button', { name: `Delete ${email}` }).click();
     await page.getByRole('dialog', { name: `Delete ${email}` }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('region', { name: 'Users', exact: true }).getByRole('cell', { name: email, exact: true }).waitFor({ state: 'detached' });
