@@ -120,6 +120,10 @@ describe.runIf(chromiumAvailable)('web UI: admin channels, users, settings', () 
     // Delete (confirmed) another channel.
     const spare = await createChannel(ui.s, { name: 'spare', type: 'groq', base_url: ui.fake.baseUrl, models: ['spare-model'] });
     await page.reload();
+    await page.getByLabel('Search channels (name, type, model)').fill('spare-model');
+    await expect.poll(() => page.getByRole('row', { name: /fake-openai/ }).count()).toBe(0);
+    await page.getByLabel('Search channels (name, type, model)').fill('');
+    await row.waitFor();
     await page.getByRole('button', { name: 'Delete spare' }).click();
     await page.getByRole('dialog', { name: 'Delete spare' }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('row', { name: /spare/ }).waitFor({ state: 'detached' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addToList, bodyOf, CHANNEL_TYPES, configFields, defaultBaseUrl, emptyForm, formOf, healthOf, listOf, type ChannelView } from './channel-form';
+import { addToList, bodyOf, CHANNEL_TYPES, configFields, defaultBaseUrl, emptyForm, filterChannels, formOf, healthOf, listOf, type ChannelView } from './channel-form';
 
 const stored: ChannelView = {
   id: 'ch_1',
@@ -135,5 +135,13 @@ describe('channel form', () => {
     expect(healthOf({ enabled: true, health: { healthy: true, cooldown_until: null, reason: null } }, now)).toBe('healthy');
     expect(healthOf({ enabled: true, health: { healthy: false, cooldown_until: '2026-01-01T00:01:00Z', reason: 'x' } }, now)).toBe('cooling');
     expect(healthOf({ enabled: true, health: { healthy: false, cooldown_until: '2025-12-31T00:00:00Z', reason: 'x' } }, now)).toBe('unhealthy');
+  });
+
+  it('filters channels by every word of a search, across name, type, URL and models', () => {
+    const list = [stored, { ...stored, id: 'ch_2', name: 'groq-fast', type: 'groq' as const, models: ['llama-3.1-8b'], effective_base_url: null }];
+    expect(filterChannels(list, '').map((c) => c.id)).toEqual(['ch_1', 'ch_2']);
+    expect(filterChannels(list, 'LLAMA').map((c) => c.id)).toEqual(['ch_2']);
+    expect(filterChannels(list, 'azure gpt-4o').map((c) => c.id)).toEqual(['ch_1']);
+    expect(filterChannels(list, 'azure llama')).toEqual([]);
   });
 });

@@ -331,3 +331,13 @@ export function healthOf(channel: Pick<ChannelView, 'enabled' | 'health'>, now =
   if (channel.health.cooldown_until && Date.parse(channel.health.cooldown_until) > now) return 'cooling';
   return 'unhealthy';
 }
+
+/** The channels whose name, type, base URL or a model contains every word of `query` (case-insensitive). */
+export function filterChannels<C extends Pick<ChannelView, 'name' | 'type' | 'models' | 'effective_base_url'>>(channels: readonly C[], query: string): C[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return [...channels];
+  return channels.filter((c) => {
+    const text = [c.name, c.type, c.effective_base_url ?? '', ...c.models].join('\n').toLowerCase();
+    return words.every((w) => text.includes(w));
+  });
+}

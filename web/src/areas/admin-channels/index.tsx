@@ -6,7 +6,7 @@ import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
 import { Empty, ErrorNote, Loading, Modal, Page } from '../../ui/kit';
 import { useApi } from '../../ui/use-api';
-import { healthOf, type ChannelView } from './channel-form';
+import { filterChannels, healthOf, type ChannelView } from './channel-form';
 import { ChannelEditor } from './channel-editor';
 import { messages } from './messages';
 import './channels.css';
@@ -28,7 +28,9 @@ export default function ChannelsArea() {
   const [deleting, setDeleting] = useState<ChannelView | null>(null);
   const [testing, setTesting] = useState<string | null>(null);
   const [error, setError] = useState<Error | null>(null);
+  const [query, setQuery] = useState('');
   const channels = list.data?.data ?? [];
+  const shown = filterChannels(channels, query);
 
   const replace = (channel: ChannelView) => {
     const rest = channels.filter((c) => c.id !== channel.id);
@@ -105,6 +107,9 @@ export default function ChannelsArea() {
       }
     >
       <p className="muted">{t('intro')}</p>
+      {channels.length > 1 ? (
+        <input type="search" className="channel-search" aria-label={t('searchChannels')} placeholder={t('searchChannels')} value={query} onChange={(e) => setQuery(e.target.value)} />
+      ) : null}
       <ErrorNote error={error} />
       <ErrorNote error={list.error} onRetry={() => void list.reload()} />
       {list.loading && !list.data ? <Loading /> : null}
@@ -125,7 +130,7 @@ export default function ChannelsArea() {
               </tr>
             </thead>
             <tbody>
-              {[...channels]
+              {shown
                 .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name))
                 .map((channel) => (
                   <tr key={channel.id}>
