@@ -140,9 +140,30 @@ function Shell() {
   );
 }
 
+/**
+ * The server is in maintenance for this visitor: its message, a way to look again, and the login
+ * (admins still work during maintenance, so they must be able to sign in).
+ */
+function MaintenancePage({ message }: { message: string }) {
+  const t = useT(common);
+  const { reload } = useSession();
+  return (
+    <>
+      <div className="error-note" role="alert" style={{ margin: '1rem' }}>
+        <strong>{t('maintenance', { message })}</strong>
+        <button type="button" className="link" onClick={() => void reload()}>
+          {t('retry')}
+        </button>
+      </div>
+      <LoginPage />
+    </>
+  );
+}
+
 function Gate() {
-  const { me, loading } = useSession();
+  const { me, loading, maintenance } = useSession();
   if (loading) return <Loading />;
+  if (maintenance !== null) return <MaintenancePage message={maintenance} />;
   return me ? <Shell /> : <LoginPage />;
 }
 

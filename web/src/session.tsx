@@ -12,6 +12,8 @@ interface SessionState {
   me: Me | null;
   /** True until the first /v1/users/me answer. */
   loading: boolean;
+  /** The maintenance message while the server refuses this user (503 maintenance), else null. */
+  maintenance: string | null;
   login(email: string, password: string, mfaCode?: string): Promise<LoginResult>;
   logout(): Promise<void>;
   /** Merges preferences (null removes a key) and keeps the answer. */
@@ -24,12 +26,16 @@ const SessionContext = createContext<SessionState | null>(null);
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [me, setMe] = useState<Me | null>(null);
   const [loading, setLoading] = useState(true);
+  const [maintenance, setMaintenance] = useState<string | null>(null);
 
   const reload = useCallback(async () => {
     try {
       setMe(await api<Me>('/v1/users/me'));
+      setMaintenance(null);
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 401) console.error(error);
+      const down = error instanceof ApiError && error.status === 503 && error.code === 'maintenance';
+      if (!(error instanceof ApiError) || (error.status !== 401 && !down)) console.error(error);
+      setMaintenance(down ? error.message : null);
       setMe(null);
     } finally {
       setLoading(false);
@@ -67,7 +73,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setMe(await api<Me>('/v1/users/me', { method: 'PATCH', body: { preferences } }));
   }, []);
 
-  const value = useMemo(() => ({ me, loading, login, logout, savePreferences, reload }), [me, loading, login, logout, savePreferences, reload]);
+  const value = useMemo(() => ({ me, loading, maintenance, login, logout, savePreferences, reload }), [me, loading, maintenance, login, logout, savePreferences, reload]);
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }
 

@@ -1,0 +1,83 @@
+/** The API keys of the admin's tenant (every user's): list and revoke. */
+import { useState } from 'react';
+import { api } from '../../api/client';
+import type { ListOf } from '../../api/types';
+import { common } from '../../i18n/common';
+import { useFormat, useT } from '../../i18n/context';
+import { Empty, ErrorNote, Loading } from '../../ui/kit';
+import { useApi } from '../../ui/use-api';
+import { Confirm } from './confirm';
+import { messages } from './messages';
+import type { KeyView, UserView } from './types';
+
+export function KeysSection() {
+  const t = useT(messages);
+  const tc = useT(common);
+  const fmt = useFormat();
+  const list = useApi<ListOf<KeyView>>('/api/admin/keys');
+  const keys = list.data?.data ?? [];
+  // The owners' emails: keys are always of the caller's own tenant.
+  const owners = useApi<ListOf<UserView>>('/v1/admin/users');
+  const users = owners.data?.data ?? [];
+  const [revoking, setRevoking] = useState<KeyView | null>(null);
+  const emailOf = (userId: string) => users.find((u) => u.id === userId)?.email ?? userId;
+  return (
+    <section className="card admin-section" aria-labelledby="keys-heading">
+      <h2 id="keys-heading">{t('keys')}</h2>
+      <p className="muted">{t('keysHint')}</p>
+      <ErrorNote error={list.error} onRetry={() => void list.reload()} />
+      {list.loading && !list.data ? <Loading /> : null}
+      {list.data && keys.length === 0 ? <Empty /> : null}
+      {keys.length ? (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>{t('keyName')}</th>
+                <th>{t('keyOwner')}</th>
+                <th>{t('keyPrefix')}</th>
+                <th>{t('created')}</th>
+                <th>{t('expires')}</th>
+                <th>{t('status')}</th>
+                <th>{tc('actions')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name}</td>
+                  <td>{emailOf(key.user_id)}</td>
+                  <td>
+                    <code>{key.key_prefix}…</code>
+                  </td>
+                  <td className="muted">{fmt.dateTime(key.created_at)}</td>
+                  <td className="muted">{key.permissions.expiry_date ? fmt.dateTime(key.permissions.expiry_date) : t('never')}</td>
+                  <td>{key.revoked ? <span className="badge bad">{t('revoked')}</span> : <span className="badge ok">{t('active')}</span>}</td>
+                  <td>
+                    {key.revoked ? null : (
+                      <button type="button" className="danger" aria-label={t('revokeKey', { name: key.name })} onClick={() => setRevoking(key)}>
+                        {t('revoke')}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <Confirm
+        title={revoking ? t('revokeKey', { name: revoking.name }) : ''}
+        text={revoking ? t('confirmRevoke', { name: revoking.name }) : ''}
+        action={t('revoke')}
+        open={revoking !== null}
+        onClose={() => setRevoking(null)}
+        onConfirm={async () => {
+          if (!revoking) return;
+          await api(`/api/admin/keys/${revoking.id}`, { method: 'DELETE' });
+          await list.reload();
+        }}
+      />
+    </section>
+  );
+}
