@@ -18,7 +18,7 @@ describe.runIf(chromiumAvailable)('web UI shell', () => {
   it('shows the login page at any path, signs the root admin in, and lands on the deep link', async () => {
     const { context, page } = await newPage(ui.browser);
     await page.goto(`${ui.url}/admin/channels`);
-    await expect(page.getByRole('heading', { name: 'Sign in to Switchyard' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('heading', { name: 'Sign in to Switchyard' }).waitFor();
     await page.getByLabel('Email').fill(ui.admin.email);
     await page.getByLabel('Password').fill('wrong password');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -27,7 +27,7 @@ describe.runIf(chromiumAvailable)('web UI shell', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Log out' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/admin/channels');
-    await expect(page.getByRole('navigation').getByRole('link', { name: 'Channels' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('navigation').getByRole('link', { name: 'Channels' }).waitFor();
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   });
