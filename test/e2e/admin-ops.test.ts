@@ -19,8 +19,9 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
   const marker = `mk${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    // Alerts are evaluated by the test (evaluateOnce), not the timer; webhooks may reach 127.0.0.1.
-    [ui, receiver] = await Promise.all([startUiApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ALERT_EVALUATION_INTERVAL: '1h', WEBHOOK_POLL_INTERVAL: '200ms' }), startWebhookReceiver()]);
+    // Alerts are evaluated by the test (evaluateOnce), not the timer; webhooks may reach 127.0.0.1;
+    // warnings logged (the failed logins the logs page finds; the test default is silent).
+    [ui, receiver] = await Promise.all([startUiApp({ LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ALERT_EVALUATION_INTERVAL: '1h', WEBHOOK_POLL_INTERVAL: '200ms' }), startWebhookReceiver()]);
     userId = (await call(`${ui.url}/v1/users/me`, { token: ui.s.userToken })).json.id as string;
   }, 120_000);
   afterAll(async () => {
@@ -60,11 +61,11 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
       await form.getByLabel('Output price (per 1M tokens)').fill('10');
       await form.getByLabel('Price per request').fill('0.001');
       await form.getByRole('button', { name: 'Save model price' }).click();
-      await page.getByRole('cell', { name: model }).waitFor();
+      await page.getByRole('cell', { name: model, exact: true }).waitFor();
     }
     page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Delete price of gpt-gone' }).click();
-    await expect.poll(() => page.getByRole('cell', { name: 'gpt-gone' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('cell', { name: 'gpt-gone', exact: true }).count()).toBe(0);
     // Bad input: the server's error next to the form, the values kept.
     await form.getByLabel('Model').fill('gpt-bad');
     await form.getByLabel('Input price (per 1M tokens)').fill('1.1234567');
@@ -85,7 +86,7 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     const dialog = page.getByRole('dialog', { name: 'New plan' });
     await dialog.getByLabel('Name').fill('Pro e2e');
     await dialog.getByLabel('Price (credits per period)').fill('5');
-    await dialog.getByLabel('Period').selectOption('days');
+    await dialog.getByLabel('Period', { exact: true }).selectOption('days');
     await dialog.getByLabel('Days', { exact: true }).fill('10');
     await dialog.getByRole('button', { name: 'Add quota' }).click();
     const quota = dialog.getByRole('group', { name: 'Quota 1' });
@@ -95,7 +96,7 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     await dialog.getByText('The allowance must be a whole number above 0.').waitFor();
     await quota.getByLabel('Allowance per period').fill('100');
     await dialog.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('cell', { name: 'Pro e2e' }).waitFor();
+    await page.getByRole('cell', { name: 'Pro e2e', exact: true }).waitFor();
     await page.getByText('10 days').waitFor();
 
     const [plan] = (await api('/v1/admin/plans')).json.data as Array<Record<string, unknown>>;
@@ -207,7 +208,7 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     await dialog.getByText('This kind counts: the threshold is a whole number.').waitFor();
     await dialog.getByLabel('Threshold (count)').fill('0');
     await dialog.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('cell', { name: `Guessing ${marker}` }).waitFor();
+    await page.getByRole('cell', { name: `Guessing ${marker}`, exact: true }).waitFor();
     const rules = (await api('/api/admin/alerts/rules')).json.data as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
     const rule = rules.find((r) => r.name === `Guessing ${marker}`)!;
     expect(rule).toMatchObject({ condition: { kind: 'failed_logins', threshold: 0, window: 600 }, severity: 'critical', enabled: true, state: 'ok' });
@@ -243,7 +244,7 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     await dialog.getByLabel('alert.fired').check();
     await dialog.getByRole('button', { name: 'Create' }).click();
     const secretDialog = page.getByRole('dialog', { name: 'Secret' });
-    const secret = (await secretDialog.getByLabel('Secret').textContent())!.trim();
+    const secret = (await secretDialog.getByLabel('Secret', { exact: true }).textContent())!.trim();
     expect(secret).toMatch(/^whsec_/);
     await secretDialog.getByRole('button', { name: 'Copy secret' }).click();
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(secret);

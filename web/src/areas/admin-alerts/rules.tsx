@@ -114,7 +114,10 @@ export function RulesPage() {
   );
   const run = async (rule: AlertRule, change: { enabled: boolean } | null) => {
     if (!change && !confirmed(t('confirmDeleteRule', { name: rule.name }))) return;
-    if ((await act.run(rule, change)) !== undefined) await rules.reload();
+    // The switch moves at once; the reload after the write shows the rule's state (a disabled one resolves).
+    if (change && rules.data) rules.set({ ...rules.data, data: rules.data.data.map((r) => (r.id === rule.id ? { ...r, ...change } : r)) });
+    await act.run(rule, change);
+    await rules.reload();
   };
   return (
     <section className="ops-section" aria-labelledby="rules-h">

@@ -107,9 +107,11 @@ export function WebhooksPage() {
   const run = async (w: Webhook, what: 'test' | 'delete' | { enabled: boolean }) => {
     if (what === 'delete' && !confirmed(t('confirmDeleteWebhook', { url: w.url }))) return;
     setTested(null);
-    if ((await act.run(w, what)) === undefined) return;
-    if (what === 'test') setTested(w.id);
-    else await list.reload();
+    if (typeof what === 'object' && list.data) list.set({ ...list.data, data: list.data.data.map((x) => (x.id === w.id ? { ...x, ...what } : x)) });
+    const answer = await act.run(w, what);
+    if (what === 'test') {
+      if (answer !== undefined) setTested(w.id);
+    } else await list.reload();
   };
   return (
     <section className="ops-section" aria-labelledby="webhooks-h">
