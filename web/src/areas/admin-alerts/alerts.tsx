@@ -43,7 +43,7 @@ export function AlertsPage() {
   useEffect(() => void run(state), [state]);
   return (
     <section className="ops-section" aria-label={t('tabAlerts')}>
-      <div className="form-row">
+      <div className="filter-bar">
         <Field label={t('state')}>
           {(id) => (
             <select id={id} value={state} onChange={(e) => setState(e.target.value as typeof state)}>

@@ -209,6 +209,7 @@ const STATUS_BADGE: Record<Delivery['status'], string> = { pending: 'warn', deli
 
 export function DeliveriesPage({ id }: { id: string }) {
   const t = useT(messages);
+  const c = useT(common);
   const { dateTime } = useFormat();
   const webhook = useApi<Webhook>(`/v1/admin/webhooks/${id}`);
   const deliveries = useApi<ListOf<Delivery>>(`/v1/admin/webhooks/${id}/deliveries`, { limit: 50 });
@@ -257,7 +258,7 @@ export function DeliveriesPage({ id }: { id: string }) {
                 <th className="num">{t('attempts')}</th>
                 <th>{t('responseCode')}</th>
                 <th>{t('lastError')}</th>
-                <th>{t('payload')}</th>
+                <th>{c('actions')}</th>
               </tr>
             </thead>
             <tbody>
