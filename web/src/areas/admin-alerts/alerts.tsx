@@ -53,7 +53,7 @@ export function AlertsPage() {
             </select>
           )}
         </Field>
-        <div className="field">
+        <div className="filter-action">
           <button type="button" className="secondary" disabled={load.busy} onClick={() => void run(state)}>
             {t('refresh')}
           </button>
