@@ -195,6 +195,26 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     await done(page);
   });
 
+  it('pages the results with "load more"', async () => {
+    // 60 entries through the app's own log hub (as its logger would write them), a minute apart.
+    const base = Date.now() - 3_600_000;
+    for (let i = 0; i < 60; i++) {
+      ui.s.app.ctx.logs.hub.publish({ id: `e2e-${marker}-${i}`, timestamp: new Date(base + i * 60_000).toISOString(), level: 'INFO', category: 'system', component: 'e2e', event: 'test', message: `paged ${marker}p entry ${i}`, details: {}, instance: 'e2e' });
+    }
+    await ui.s.app.ctx.logs.index.flush();
+    const page = await adminPage('/admin/logs');
+    const filters = page.getByRole('search', { name: 'Log filters' });
+    await filters.getByLabel('Text').fill(`${marker}p`);
+    await filters.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('50 entries shown').waitFor();
+    await page.getByRole('row', { name: new RegExp(`paged ${marker}p entry 59 `) }).waitFor();
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByText('60 entries shown').waitFor();
+    await page.getByRole('row', { name: new RegExp(`paged ${marker}p entry 0 `) }).waitFor();
+    await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+    await done(page);
+  });
+
   it('creates an alert rule, sees it fire in the firing list, and disables it', async () => {
     const page = await adminPage('/admin/alerts/rules');
     await page.getByRole('button', { name: 'New rule' }).click();
