@@ -15,7 +15,7 @@ import type { Webhook } from './webhooks';
 const PROBLEM: Record<RuleFormError['problem'], Key> = { required: 'errRequired', notNumber: 'errNotNumber', percent: 'errPercent', whole: 'errWhole', windowRange: 'errWindowRange' };
 const THRESHOLD_LABEL: Record<'share' | 'ms' | 'count', Key> = { share: 'thresholdShare', ms: 'thresholdMs', count: 'thresholdCount' };
 
-function RuleEditor({ rule, webhooks, onDone }: { rule: AlertRule | null; webhooks: Webhook[]; onDone: (changed: boolean) => void }) {
+export function RuleEditor({ rule, webhooks, onDone }: { rule: AlertRule | null; webhooks: Webhook[]; onDone: (changed: boolean) => void }) {
   const t = useT(messages);
   const c = useT(common);
   const [form, setForm] = useState<RuleForm>(() => (rule ? ruleToForm(rule) : emptyRuleForm()));
