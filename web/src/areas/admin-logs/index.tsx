@@ -209,8 +209,8 @@ export default function Area() {
                   <tr key={e.id}>
                     <td className="nowrap">{dateTime(e.timestamp)}</td>
                     <td className={`level-${e.level}`}>{e.level}</td>
-                    <td>{t(e.category)}</td>
-                    <td>
+                    <td className="nowrap">{t(e.category)}</td>
+                    <td className="nowrap">
                       <code>{e.component}</code> {e.event}
                     </td>
                     <td className="log-message">{e.message}</td>
