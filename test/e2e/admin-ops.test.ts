@@ -147,6 +147,22 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
 
     await page.getByRole('navigation', { name: 'Billing sections' }).getByRole('link', { name: 'Statements' }).click();
     await page.getByRole('row', { name: new RegExp(`${ui.s.userEmail}.*12\\.500000`) }).waitFor();
+
+    // An adjustment down; a bad amount shows the server's error and keeps the form.
+    await page.getByRole('navigation', { name: 'Billing sections' }).getByRole('link', { name: 'Credits' }).click();
+    await form.getByLabel('User').selectOption({ label: ui.s.userEmail });
+    await form.getByLabel('Movement').selectOption('adjust');
+    await form.getByLabel('Amount (credits)').fill('-0.5x');
+    await form.getByLabel('Reason').fill(`correction ${marker}`);
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await form.getByRole('alert').waitFor();
+    await expect(form.getByLabel('Reason').inputValue()).resolves.toBe(`correction ${marker}`);
+    await form.getByLabel('Amount (credits)').fill('-0.5');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await form.getByRole('status').getByText(`${ui.s.userEmail}: balance now 10.000000`).waitFor();
+    expect((await api(`/v1/admin/credits/${userId}`)).json).toMatchObject({ balance: '10.000000' });
+    const [adjustment] = (await api(`/v1/admin/billing/ledger?user_id=${userId}&type=adjustment`)).json.data;
+    expect(adjustment).toMatchObject({ amount: '-0.500000', reason: `correction ${marker}` });
     await done(page);
   });
 
