@@ -179,6 +179,16 @@ for (const mode of appModes(services, urls)) {
       expect(bad.json.error).toMatchObject({ code: 'invalid_ip_pattern', param: 'filters.ip_address' });
     });
 
+    it("narrows to one request's entries with request_id (the web UI's filter)", async () => {
+      const written = ['req-a', 'req-b', 'req-a'].map((requestId, i) => entry({ request_id: `${requestId}-${marker}`, message: `${marker}rq ${i}`, component: `rq-${marker}`, timestamp: at(250 + i) }));
+      await publish(written);
+      const found = await search(b.adminToken, { filters: { component: `rq-${marker}`, request_id: `req-a-${marker}` }, sort: 'oldest' });
+      expect(found.status).toBe(200);
+      expect(ids(found)).toEqual([written[0]!.id, written[2]!.id]);
+      const exported = await call(`${b.url}/api/admin/logs/export`, { token: b.adminToken, body: { date_range: { start: at(249), end: at(260) }, format: 'json', filters: { request_id: `req-b-${marker}` } } });
+      expect((JSON.parse(exported.text) as LogEntry[]).map((e) => e.id)).toEqual([written[1]!.id]);
+    });
+
     it('pages with an opaque cursor, newest first, without gaps or repeats (entries sharing a timestamp too)', async () => {
       // Seven entries, three of them at one instant: the keyset is (timestamp, id).
       const written = [0, 1, 2, 2, 2, 3, 4].map((m, i) => entry({ message: `${marker}page ${i}`, component: `page-${marker}`, timestamp: at(300 + m) }));

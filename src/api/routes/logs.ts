@@ -59,6 +59,7 @@ export const LogFilters = z.object({
   date_range: DateRange.optional(),
   keywords: z.array(z.string().min(1).max(200)).max(20).optional().describe('Words every entry must contain (message or details), as the query'),
   user_id: z.string().min(1).max(64).optional(),
+  request_id: z.string().min(1).max(128).optional().describe('The entries of one request (its X-Request-Id)'),
   ip_address: z.string().min(1).max(64).optional().describe('An address, or with * wildcards: 10.0.*, 2001:db8:*'),
 });
 type LogFilters = z.infer<typeof LogFilters>;
@@ -96,6 +97,7 @@ function queryOf(tenantId: string | null, text: string | undefined, filters: Log
     ...(categories.length > 0 && { categories }),
     ...rangeOf(f.date_range, 'filters.date_range'),
     ...(f.user_id !== undefined && { userId: f.user_id }),
+    ...(f.request_id !== undefined && { requestId: f.request_id }),
     ...(f.ip_address !== undefined && { ip: ipPatternOf(f.ip_address) }),
     ...(words.length > 0 && { words }),
   };

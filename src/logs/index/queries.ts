@@ -31,6 +31,7 @@ function filtersOf(eb: Eb, q: LogQuery): Expression<SqlBool>[] {
   if (q.since !== undefined) where.push(eb('timestamp', '>=', q.since));
   if (q.until !== undefined) where.push(eb('timestamp', '<=', q.until));
   if (q.userId !== undefined) where.push(eb('user_id', '=', q.userId));
+  if (q.requestId !== undefined) where.push(eb('request_id', '=', q.requestId));
   if (q.ip) {
     const ip = q.ip;
     if (ip.kind === 'exact') where.push(eb('ip_address', '=', ip.value));

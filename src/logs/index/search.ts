@@ -27,6 +27,7 @@ export interface LogQuery {
   since?: string;
   until?: string;
   userId?: string;
+  requestId?: string;
   /** Already a pattern (ipPatternOf). */
   ip?: IpPattern;
   /** Full-text words, every one required (textTermsOf). */
