@@ -79,9 +79,7 @@ export default function KeysArea() {
                 <th>{t('limits')}</th>
                 <th>{t('created')}</th>
                 <th>{t('lastUsed')}</th>
-                <th>
-                  <span className="sr-only">{tc('actions')}</span>
-                </th>
+                <th>{tc('actions')}</th>
               </tr>
             </thead>
             <tbody>
