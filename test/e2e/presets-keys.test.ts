@@ -6,7 +6,7 @@
  */
 import { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, TEST_USER_PASSWORD } from '../support/app.js';
+import { call, createUser, login, TEST_USER_PASSWORD } from '../support/app.js';
 import { createChannel, sdk } from '../support/relay.js';
 import { chromiumAvailable, docScreenshot, newPage, pageErrors, signIn } from './support/browser.js';
 import { startUiApp, type UiApp } from './support/ui-app.js';
@@ -16,6 +16,9 @@ describe.runIf(chromiumAvailable)('web UI: presets and API keys', () => {
   beforeAll(async () => {
     ui = await startUiApp();
     await createChannel(ui.s, { type: 'openai', base_url: ui.fake.baseUrl, models: ['gpt-a', 'gpt-b'] });
+    // gpt-a has a price, so a key's used quota shows on the keys page.
+    expect((await call(`${ui.s.url}/v1/admin/pricing/models/gpt-a`, { method: 'PUT', token: ui.s.adminToken, body: { input_price: '1000', output_price: '1000' } })).status).toBe(200);
+    expect((await call(`${ui.s.url}/v1/admin/credits/${ui.s.userId}/topup`, { token: ui.s.adminToken, body: { amount: '100', reason: 'e2e' } })).status).toBe(200);
   }, 120_000);
   afterAll(async () => ui?.close());
 
@@ -30,6 +33,110 @@ describe.runIf(chromiumAvailable)('web UI: presets and API keys', () => {
       throw error;
     }
   };
+
+  type PresetJson = { id: string; name: string; visibility: string; builtin: boolean; cloned_from: string | null; [k: string]: unknown };
+  const myPresets = async (token = ui.s.userToken) => (await call(`${ui.s.url}/api/presets/user/me?limit=100`, { token })).json.data as PresetJson[];
+
+  it('creates a preset in the editor, finds it by search, edits and shares it, then deletes it', async () => {
+    const { context, page } = await newPage(ui.browser);
+    await signIn(page, ui.url, ui.s.userEmail, TEST_USER_PASSWORD);
+    await page.goto(`${ui.url}/presets`);
+    await page.getByRole('link', { name: /^Open / }).first().waitFor();
+    await docScreenshot(page, 'presets');
+
+    await page.getByRole('link', { name: 'New preset' }).click();
+    await page.getByLabel('Name').fill('Quarterly SQL helper');
+    await page.getByLabel('Avatar').fill('1f5c4');
+    await page.getByLabel('Category').selectOption('Technical');
+    await page.getByLabel('Tags').fill('sql, reports');
+    await page.getByLabel('Description').fill('Writes the quarterly report queries.');
+    await page.getByLabel('System prompt').fill('You write careful PostgreSQL.');
+    await page.getByRole('button', { name: 'Add message' }).click();
+    await page.getByLabel('Role of message 1').selectOption('user');
+    await page.getByLabel('Content of message 1').fill('Revenue per region, please.');
+    await page.getByLabel('Preferred models').fill('gpt-a');
+    await page.getByLabel('Temperature').fill('5');
+    await page.getByLabel('Max tokens').fill('700');
+    await page.getByRole('button', { name: 'Create preset' }).click();
+    // Refused in place; nothing typed is lost.
+    await page.getByText('“5” is not a number from 0 to 2.').waitFor();
+    expect(await page.getByLabel('System prompt').inputValue()).toBe('You write careful PostgreSQL.');
+    await page.getByLabel('Temperature').fill('0.3');
+    await page.getByRole('button', { name: 'Create preset' }).click();
+    await page.getByRole('heading', { name: 'Quarterly SQL helper' }).waitFor();
+    await page.getByText('You write careful PostgreSQL.').waitFor();
+
+    const created = (await myPresets()).find((p) => p.name === 'Quarterly SQL helper')!;
+    expect(created).toMatchObject({
+      avatar: '1f5c4',
+      category: 'Technical',
+      tags: ['sql', 'reports'],
+      visibility: 'private',
+      system_prompt: 'You write careful PostgreSQL.',
+      context: [{ role: 'user', content: 'Revenue per region, please.' }],
+      model_preferences: ['gpt-a'],
+      temperature: 0.3,
+      max_tokens: 700,
+    });
+    expect(new URL(page.url()).pathname).toBe(`/presets/${created.id}`);
+    expect(await page.getByRole('link', { name: 'Start chat with this preset' }).getAttribute('href')).toBe(`/chat?preset=${created.id}`);
+
+    await page.getByRole('link', { name: 'All presets' }).click();
+    await page.getByLabel('Search presets').fill('quarterly');
+    await expect.poll(() => page.getByRole('link', { name: /^Open / }).allTextContents()).toEqual(['Quarterly SQL helper']);
+
+    await page.getByRole('link', { name: 'Open Quarterly SQL helper' }).click();
+    await page.getByRole('link', { name: 'Edit preset' }).click();
+    await page.getByLabel('Name').fill('Quarterly SQL report helper');
+    await page.getByRole('radio', { name: /^Team/ }).check();
+    await docScreenshot(page, 'preset-edit');
+    await page.getByRole('button', { name: 'Save preset' }).click();
+    await page.getByRole('heading', { name: 'Quarterly SQL report helper' }).waitFor();
+    expect((await call(`${ui.s.url}/api/presets/${created.id}`, { token: ui.s.userToken })).json).toMatchObject({ name: 'Quarterly SQL report helper', visibility: 'team', max_tokens: 700 });
+    // Shared with the team: another user of the tenant finds it among what is shared with them.
+    const colleague = await createUser(ui.s.url, ui.s.adminToken, { tenant_id: 'default' });
+    const colleagueToken = (await login(ui.s.url, colleague.email, TEST_USER_PASSWORD)).access_token;
+    const shared = (await call(`${ui.s.url}/api/presets/search?scope=shared&q=quarterly`, { token: colleagueToken })).json.data as PresetJson[];
+    expect(shared.map((p) => p.id)).toEqual([created.id]);
+
+    await page.getByLabel('Visibility').selectOption('public');
+    await page.getByText('Visibility saved.').waitFor();
+    expect((await call(`${ui.s.url}/api/presets/${created.id}`, { token: ui.s.userToken })).json.visibility).toBe('public');
+
+    await page.getByRole('button', { name: 'Delete preset' }).click();
+    await page.getByRole('dialog', { name: 'Delete this preset?' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByLabel('Search presets').waitFor();
+    expect((await call(`${ui.s.url}/api/presets/${created.id}`, { token: ui.s.userToken })).status).toBe(404);
+    expect(pageErrors(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('clones a built-in preset from the gallery into "My presets"', async () => {
+    const { context, page } = await newPage(ui.browser, { phone: true });
+    await signIn(page, ui.url, ui.s.userEmail, TEST_USER_PASSWORD);
+    await page.goto(`${ui.url}/presets`);
+    await page.getByRole('button', { name: 'Built-in' }).click();
+    await page.getByLabel('Category').selectOption('Legal');
+    const builtins = (await call(`${ui.s.url}/api/presets/search?scope=builtin&category=legal&limit=100`, { token: ui.s.userToken })).json.data as PresetJson[];
+    expect(builtins.length).toBeGreaterThan(1);
+    await expect.poll(() => page.getByRole('link', { name: /^Open / }).allTextContents()).toEqual(builtins.map((p) => p.name));
+    const original = builtins[0]!;
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    await page.getByRole('button', { name: `Clone ${original.name}` }).click();
+    await page.getByText('Cloned into your presets.').waitFor();
+    await page.getByRole('heading', { name: original.name }).waitFor();
+    const clone = (await myPresets()).find((p) => p.cloned_from === original.id)!;
+    expect(clone).toMatchObject({ name: original.name, builtin: false, visibility: 'private' });
+    expect(new URL(page.url()).pathname).toBe(`/presets/${clone.id}`);
+
+    await page.getByRole('link', { name: 'All presets' }).click();
+    await page.getByRole('button', { name: 'My presets' }).click();
+    await page.getByRole('button', { name: 'Clear filters' }).waitFor();
+    await expect.poll(() => page.getByRole('link', { name: `Open ${original.name}` }).count()).toBe(1);
+    expect(pageErrors(page)).toEqual([]);
+    await context.close();
+  });
 
   it('creates a key with models, quota and a rate limit, shows the secret once, and the SDK can use it within those rules', async () => {
     const { context, page } = await newPage(ui.browser);
@@ -76,7 +183,14 @@ describe.runIf(chromiumAvailable)('web UI: presets and API keys', () => {
     await shown.getByRole('button', { name: 'I have copied it' }).click();
     const row = page.getByRole('row').filter({ hasText: 'ci pipeline' });
     await row.getByText('Active').waitFor();
-    await expect.poll(async () => (await page.reload(), await page.getByRole('row').filter({ hasText: 'ci pipeline' }).getByText('Never').count())).toBe(0);
+    // Its use shows up: last used no longer "Never", quota used above 0 (of 5).
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.getByRole('row').filter({ hasText: 'ci pipeline' }).innerText({ timeout: 5_000 });
+      })
+      .toMatch(/0\.0\d+ \/ 5(?![\s\S]*Never)/);
+    expect((await userKeys())[0]?.usage.quota_used).toBeGreaterThan(0);
     await docScreenshot(page, 'keys');
     expect(pageErrors(page)).toEqual([]);
     await context.close();
