@@ -2,11 +2,12 @@
  * API keys of the signed-in user (/v1/keys): the list with status and use, create and edit with
  * the whole policy, the secret shown once after creation, revoke with a confirmation.
  */
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
-import { useFormat, useT } from '../../i18n/context';
+import { useFormat, useLang, useT } from '../../i18n/context';
+import { localeOf } from '../../i18n/core';
 import { CopyButton, Empty, ErrorNote, Loading, Modal, Page } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { EMPTY_FORM, formOf, keyStatus, type ApiKey, type CreatedKey } from './form';
@@ -20,6 +21,12 @@ export default function KeysArea() {
   const t = useT(messages);
   const tc = useT(common);
   const fmt = useFormat();
+  const { lang } = useLang();
+  // Dates in the table are short: the columns are many.
+  const short = useMemo(() => {
+    const f = new Intl.DateTimeFormat(localeOf(lang), { dateStyle: 'short', timeStyle: 'short' });
+    return (iso: string) => f.format(new Date(iso));
+  }, [lang]);
   const keys = useApi<ListOf<ApiKey>>('/v1/keys');
   const [editing, setEditing] = useState<Editing>(null);
   const [created, setCreated] = useState<CreatedKey | null>(null);
@@ -90,21 +97,21 @@ export default function KeysArea() {
                 return (
                   <tr key={k.id} className={status === 'active' ? undefined : 'key-dead'}>
                     <td>{k.name}</td>
-                    <td>
+                    <td className="key-nowrap">
                       <code>{k.key_prefix}…</code>
                     </td>
-                    <td>
+                    <td className="key-nowrap">
                       <span className={`badge ${status === 'active' ? 'ok' : status === 'revoked' ? 'bad' : 'warn'}`}>{t(status)}</span>
                     </td>
-                    <td>{k.permissions.models.length ? k.permissions.models.join(', ') : <span className="muted">{t('allModels')}</span>}</td>
-                    <td>
+                    <td className="key-models">{k.permissions.models.length ? k.permissions.models.join(', ') : <span className="muted">{t('allModels')}</span>}</td>
+                    <td className="key-nowrap">
                       {fmt.number(used)} / {limit === null ? t('unlimited') : fmt.number(limit)}
                       {limit ? <progress className="key-quota" max={limit} value={Math.min(used, limit)} aria-label={t('quotaUsed')} /> : null}
                     </td>
                     <td className="key-limits">{limitsOf(k)}</td>
-                    <td>{fmt.dateTime(k.created_at)}</td>
-                    <td>{k.usage?.last_used_at ? fmt.dateTime(k.usage.last_used_at) : <span className="muted">{t('never')}</span>}</td>
-                    <td>
+                    <td className="key-date">{short(k.created_at)}</td>
+                    <td className="key-date">{k.usage?.last_used_at ? short(k.usage.last_used_at) : <span className="muted">{t('never')}</span>}</td>
+                    <td className="key-nowrap">
                       {k.revoked ? null : (
                         <div className="row key-actions">
                           <button type="button" className="secondary" aria-label={t('editKey', { name: k.name })} onClick={() => setEditing({ mode: 'edit', key: k })}>

@@ -81,7 +81,7 @@ export const messages = defineMessages({
     secret: 'Secret key',
     copyKey: 'Copy key',
     done: 'I have copied it',
-    usageExample: 'Use it as a Bearer token, e.g. with the OpenAI SDK:',
+    usageExample: 'Send it as a Bearer token, for example:',
   },
   cn: {
     title: 'API 密钥',
@@ -163,6 +163,6 @@ export const messages = defineMessages({
     secret: '密钥',
     copyKey: '复制密钥',
     done: '我已复制',
-    usageExample: '作为 Bearer 令牌使用，例如配合 OpenAI SDK：',
+    usageExample: '作为 Bearer 令牌发送，例如：',
   },
 });
