@@ -226,4 +226,24 @@ describe.runIf(chromiumAvailable)('web UI: presets and API keys', () => {
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   });
+
+  it('speaks Chinese and stays readable in dark mode on both pages', async () => {
+    // A user of its own: the language and theme chosen become account preferences.
+    const user = await createUser(ui.s.url, ui.s.adminToken, { tenant_id: 'default' });
+    const { context, page } = await newPage(ui.browser, { colorScheme: 'dark' });
+    await signIn(page, ui.url, user.email, TEST_USER_PASSWORD);
+    await page.goto(`${ui.url}/presets`);
+    await page.getByLabel('Language').selectOption('cn');
+    await page.getByLabel('主题').selectOption('dark');
+    await page.getByRole('heading', { name: '预设' }).waitFor();
+    await page.getByRole('button', { name: '我的预设' }).waitFor();
+    expect(await page.getByLabel('分类').locator('option').allTextContents()).toContain('法律');
+    const card = await page.locator('.preset-card').first().evaluate((e) => getComputedStyle(e).backgroundColor);
+    expect(card).toBe('rgb(29, 33, 40)'); // --bg-soft of the dark theme
+    await page.getByRole('navigation').getByRole('link', { name: 'API 密钥' }).click();
+    await page.getByRole('button', { name: '新建密钥' }).click();
+    await page.getByRole('dialog', { name: '新建 API 密钥' }).getByLabel('每分钟请求数').waitFor();
+    expect(pageErrors(page)).toEqual([]);
+    await context.close();
+  });
 });
