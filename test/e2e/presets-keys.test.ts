@@ -129,6 +129,12 @@ describe.runIf(chromiumAvailable)('web UI: presets and API keys', () => {
     const clone = (await myPresets()).find((p) => p.cloned_from === original.id)!;
     expect(clone).toMatchObject({ name: original.name, builtin: false, visibility: 'private' });
     expect(new URL(page.url()).pathname).toBe(`/presets/${clone.id}`);
+    // The clone is the user's own: its page offers edit (and the editor fits the phone too).
+    await page.getByRole('link', { name: 'Edit preset' }).click();
+    await page.getByRole('button', { name: 'Save preset' }).waitFor();
+    expect(await page.getByLabel('Content of message 1').inputValue()).not.toBe('');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.getByRole('link', { name: 'Cancel' }).click();
 
     await page.getByRole('link', { name: 'All presets' }).click();
     await page.getByRole('button', { name: 'My presets' }).click();
