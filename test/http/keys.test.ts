@@ -251,6 +251,19 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect(used).toBeLessThanOrEqual(200 * 1000);
   });
 
+  it("lists each key with the credits it has spent and its latest request (the keys page's columns)", async () => {
+    expect((await call(`${s.url}/v1/admin/pricing/models/gpt-c`, { method: 'PUT', token: s.adminToken, body: { input_price: '1000', output_price: '1000' } })).status).toBe(200);
+    expect((await call(`${s.url}/v1/admin/credits/user-1/topup`, { token: s.adminToken, body: { amount: '10', reason: 'usage column test' } })).status).toBe(200);
+    const used = await call(`${s.url}/v1/keys`, { token: s.userToken, body: { name: 'used' } });
+    const idle = await call(`${s.url}/v1/keys`, { token: s.userToken, body: { name: 'idle' } });
+    expect((await chat(used.json.key, 'gpt-c')).status).toBe(200);
+    const row = async (id: string) => ((await call(`${s.url}/v1/keys`, { token: s.userToken })).json.data as Array<{ id: string; usage: unknown }>).find((k) => k.id === id)?.usage;
+    await expect.poll(() => row(used.json.id)).toMatchObject({ quota_used: 0.018, last_used_at: expect.stringMatching(/^\d{4}-/) });
+    expect(await row(idle.json.id)).toEqual({ quota_used: 0, last_used_at: null });
+    const admin = (await call(`${s.url}/api/admin/keys`, { token: s.adminToken })).json.data as Array<{ id: string; usage: unknown }>;
+    expect(admin.find((k) => k.id === used.json.id)?.usage).toMatchObject({ quota_used: 0.018 });
+  });
+
   it('takes quota_limit as a decimal string or a number, and refuses malformed amounts (400)', async () => {
     expect((await newKey({ permissions: { quota_limit: '12.5' } })).permissions).toMatchObject({ quota_limit: 12.5 });
     expect((await newKey({ permissions: { quota_limit: '0.000001' } })).permissions).toMatchObject({ quota_limit: 0.000001 });

@@ -171,6 +171,13 @@ export const KeyView = z.object({
   revoked_at: z.string().nullable(),
 });
 export const CreatedKeyView = KeyView.extend({ key: z.string().describe('the secret: shown once, never again') });
+/** The list's rows carry what the keys page shows beside the policy. */
+export const ListedKeyView = KeyView.extend({
+  usage: z.object({
+    quota_used: z.number().describe('credits the key has spent at the tenant\'s prices (what its quota_limit counts; the billing projection, a moment behind)'),
+    last_used_at: z.string().nullable().describe('start of its latest relay request; null if never used'),
+  }),
+});
 
 export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
   const p = JSON.parse(row.policy) as KeyPolicy;
@@ -200,6 +207,21 @@ export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
 }
 
 const KeyId = z.object({ key_id: z.string().min(1).max(64) });
+
+/** Spend (billing_key_spend) and latest request (usage_requests, by its tenant/key/time index) of each key. */
+async function keyUsage(ctx: AppContext, tenantId: string, ids: string[]): Promise<Map<string, { quota_used: number; last_used_at: string | null }>> {
+  const usage = new Map<string, { quota_used: number; last_used_at: string | null }>();
+  if (ids.length === 0) return usage;
+  const db = ctx.sql.db;
+  const [spend, last] = await Promise.all([
+    db.selectFrom('billing_key_spend').select(['key_id', 'spent_micro']).where('tenant_id', '=', tenantId).where('key_id', 'in', ids).execute(),
+    db.selectFrom('usage_requests').select(['key_id', (eb) => eb.fn.max('started_at').as('last')]).where('tenant_id', '=', tenantId).where('key_id', 'in', ids).groupBy('key_id').execute(),
+  ]);
+  for (const id of ids) usage.set(id, { quota_used: 0, last_used_at: null });
+  for (const row of spend) usage.get(row.key_id)!.quota_used = Number(row.spent_micro) / MICRO_PER_CREDIT;
+  for (const row of last) if (row.key_id !== null) usage.get(row.key_id)!.last_used_at = row.last === null ? null : String(row.last);
+  return usage;
+}
 
 export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -239,11 +261,13 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         },
       );
 
-      app.get(base, { preHandler: guard, schema: { tags, summary: own ? 'My API keys' : 'API keys of the tenant', response: { 200: z.object({ object: z.literal('list'), data: z.array(KeyView) }) } } }, async (request) => {
+      app.get(base, { preHandler: guard, schema: { tags, summary: own ? 'My API keys' : 'API keys of the tenant', response: { 200: z.object({ object: z.literal('list'), data: z.array(ListedKeyView) }) } } }, async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         let query = ctx.sql.db.selectFrom('api_keys').selectAll().where('tenant_id', '=', principal.tenantId);
         if (own) query = query.where('user_id', '=', principal.userId);
-        return { object: 'list' as const, data: (await query.orderBy('created_at').execute()).map(keyView) };
+        const rows = await query.orderBy('created_at').execute();
+        const usage = await keyUsage(ctx, principal.tenantId, rows.map((r) => r.id));
+        return { object: 'list' as const, data: rows.map((row) => ({ ...keyView(row), usage: usage.get(row.id) ?? { quota_used: 0, last_used_at: null } })) };
       });
 
       app.get(`${base}/:key_id`, { preHandler: guard, schema: { tags, summary: 'An API key', params: KeyId, response: { 200: KeyView } } }, async (request) => {

@@ -1,10 +1,24 @@
-/** The presets area (not built yet). */
-import { Page } from '../../ui/kit';
+/**
+ * Presets: the gallery (/presets), one preset (/presets/:id), create (/presets/new) and edit
+ * (/presets/:id/edit). Paths are relative to the area (wouter nest).
+ */
+import { Route, Switch } from 'wouter';
+import { Detail } from './detail';
+import { Editor } from './editor';
+import { Gallery } from './gallery';
+import './presets.css';
 
-export default function Area() {
+export default function PresetsArea() {
   return (
-    <Page title="presets">
-      <p className="muted">Coming soon.</p>
-    </Page>
+    <Switch>
+      <Route path="/new">
+        <Editor id={null} />
+      </Route>
+      <Route path="/:id/edit">{(params) => <Editor key={params.id} id={params.id} />}</Route>
+      <Route path="/:id">{(params) => <Detail key={params.id} id={params.id} />}</Route>
+      <Route>
+        <Gallery />
+      </Route>
+    </Switch>
   );
 }
