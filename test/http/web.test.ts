@@ -57,7 +57,7 @@ describe('web UI files', () => {
     expect(await zipped.text()).toBe('console.log("app")');
     const gone = await get(`${s.url}/assets/index-old999.js`, '*/*');
     expect(gone.status).toBe(404);
-    expect((await gone.json()).error.code).toBe('not_found');
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('not_found');
   });
 
   it('leaves the API alone: unknown API paths keep the JSON 404, API routes answer as before', async () => {
@@ -99,7 +99,7 @@ describe('web UI not built, or turned off', () => {
     try {
       const res = await get(`${off.url}/chat`);
       expect(res.status).toBe(404);
-      expect((await res.json()).error.code).toBe('not_found');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
     } finally {
       await off.close();
     }

@@ -4,7 +4,7 @@
  * once: the first takes a lock directory, the others wait for it.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -29,11 +29,13 @@ const fresh = () => {
 
 export async function ensureWebBuilt(): Promise<string> {
   for (let waited = 0; !fresh(); waited += 200) {
+    mkdirSync(dirname(LOCK), { recursive: true });
     try {
       mkdirSync(LOCK, { recursive: false });
     } catch {
       // Another test file is building it (a lock older than 3 minutes was left by a crash).
-      if (Date.now() - statSync(LOCK, { throwIfNoEntry: false })!.mtimeMs > 180_000) rmSync(LOCK, { recursive: true, force: true });
+      const lock = statSync(LOCK, { throwIfNoEntry: false });
+      if (lock && Date.now() - lock.mtimeMs > 180_000) rmSync(LOCK, { recursive: true, force: true });
       if (waited > 180_000) throw new Error('waited 3 minutes for the web build');
       await sleep(200);
       continue;
