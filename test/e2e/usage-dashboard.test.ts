@@ -299,6 +299,7 @@ describe.runIf(chromiumAvailable)('web UI: usage & billing, account, dashboard',
     await page.getByRole('heading', { name: '渠道健康状况' }).waitFor();
     await page.getByRole('button', { name: '7 天' }).click();
     await expect.poll(() => page.locator('.chart canvas').count(), POLL).toBe(4);
+    await docScreenshot(page, 'dashboard-cn-dark');
     await page.getByLabel('语言').selectOption('en');
     await expect.poll(async () => (await call(`${ui.url}/v1/users/me`, { token: (await login(ui.url, ui.admin.email, ui.admin.password)).access_token })).json.preferences.language, POLL).toBe('en');
     await page.setViewportSize({ width: 390, height: 844 });
