@@ -21,9 +21,9 @@ function precompress(): Plugin {
   return {
     name: 'switchyard-precompress',
     apply: 'build',
-    async writeBundle(_options, bundle) {
+    async writeBundle(options, bundle) {
       for (const file of Object.keys(bundle).filter((f) => /\.(js|css|svg)$/.test(f))) {
-        const path = join(outDir, file);
+        const path = join(options.dir ?? outDir, file);
         const data = await readFile(path);
         await writeFile(`${path}.br`, brotliCompressSync(data, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
         await writeFile(`${path}.gz`, gzipSync(data, { level: 9 }));

@@ -5,8 +5,12 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+
+const run = promisify(execFile);
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const WEB_DIST = join(ROOT, 'dist', 'web');
@@ -41,10 +45,8 @@ export async function ensureWebBuilt(): Promise<string> {
       continue;
     }
     try {
-      if (!fresh()) {
-        const { build } = await import('vite');
-        await build({ configFile: join(ROOT, 'web', 'vite.config.ts'), logLevel: 'warn' });
-      }
+      // In a child process: under vitest NODE_ENV is "test", and Vite would build React's development bundle.
+      if (!fresh()) await run(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(ROOT, 'web', 'vite.config.ts'), '--logLevel', 'warn'], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' } });
     } finally {
       rmSync(LOCK, { recursive: true, force: true });
     }
