@@ -10,10 +10,10 @@
  * reported (logged) and skipped, never fatal; files added later are picked up at the next start
  * (or `POST /api/admin/presets/reload`).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { z } from 'zod';
+import { packageRoot } from '../package-root.js';
 import type { CommandBus } from '../commands/bus.js';
 import { normalizeContent, PRESET_CATEGORIES } from '../commands/presets/content.js';
 import { BUILTIN_CATALOG_ID, builtinPresets, SYSTEM_TENANT, type BuiltinPresetInput } from '../commands/presets/decider.js';
@@ -44,14 +44,9 @@ export interface BuiltinProblem {
   error: string;
 }
 
-/** The presets/builtin folder of this package (next to package.json), from src/ and dist/src/ alike. */
+/** The presets/builtin folder of this package (next to package.json). */
 export function defaultBuiltinPresetsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'presets', 'builtin');
-    dir = dirname(dir);
-  }
-  return join(process.cwd(), 'presets', 'builtin');
+  return join(packageRoot(), 'presets', 'builtin');
 }
 
 function jsonFiles(dir: string): string[] {

@@ -4,11 +4,11 @@
  * (/chat/..., /admin/...) load the app. API paths keep their JSON 404.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Config } from '../../config.js';
+import { packageRoot } from '../../package-root.js';
 
 /** Paths that are never the UI's: a miss there is the API's 404, not the app. */
 const NOT_UI = /^\/(v1|api|health|openapi\.json|metrics)(\/|$)/;
@@ -24,15 +24,8 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** dist/web of this package, from src/ and dist/src/ alike. */
-export function defaultWebDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist', 'web');
-    dir = dirname(dir);
-  }
-  return join(process.cwd(), 'dist', 'web');
-}
+/** dist/web of this package. */
+export const defaultWebDir = (): string => join(packageRoot(), 'dist', 'web');
 
 /** Whether a path is a client route of the UI (not the API, not a file). */
 export const isUiRoute = (path: string): boolean => !NOT_UI.test(path);
