@@ -239,7 +239,9 @@ describe.each(appModes(services, urls))('webhooks ($name)', (mode) => {
     const count = receiver.received.length;
     const res = await call(`${s.url}/v1/admin/webhooks/${firstHook.id}/deliveries/${before.id}/redeliver`, { token: s.adminToken, body: {} });
     expect(res.status, res.text).toBe(202);
-    expect(res.json).toMatchObject({ id: before.id, status: 'pending' });
+    // Pending when queued; an instance's dispatcher may have sent it already by the time the answer is read.
+    expect(res.json.id).toBe(before.id);
+    expect(['pending', 'delivered']).toContain(res.json.status);
     await expect.poll(() => receiver.received.length, POLL).toBe(count + 1);
     const again = receiver.received.at(-1)!;
     expect(again.signatureValid).toBe(true);
