@@ -18,6 +18,7 @@ import { apiKeys } from '../../commands/keys/decider.js';
 import type { KeyPolicy } from '../../commands/keys/events.js';
 import { parseDuration } from '../../config.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
+import { loadKeyRows, loadKeyUsage } from '../../queries/keys.js';
 import { MICRO_PER_CREDIT, parseCredits } from '../../billing/money.js';
 import { hashKey, KEY_PREFIX } from '../../relay/access/key-gate.js';
 import { requirePermission, requirePrincipal, requireRole } from '../auth.js';
@@ -208,21 +209,6 @@ export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
 
 const KeyId = z.object({ key_id: z.string().min(1).max(64) });
 
-/** Spend (billing_key_spend) and latest request (usage_requests, by its tenant/key/time index) of each key. */
-async function keyUsage(ctx: AppContext, tenantId: string, ids: string[]): Promise<Map<string, { quota_used: number; last_used_at: string | null }>> {
-  const usage = new Map<string, { quota_used: number; last_used_at: string | null }>();
-  if (ids.length === 0) return usage;
-  const db = ctx.sql.db;
-  const [spend, last] = await Promise.all([
-    db.selectFrom('billing_key_spend').select(['key_id', 'spent_micro']).where('tenant_id', '=', tenantId).where('key_id', 'in', ids).execute(),
-    db.selectFrom('usage_requests').select(['key_id', (eb) => eb.fn.max('started_at').as('last')]).where('tenant_id', '=', tenantId).where('key_id', 'in', ids).groupBy('key_id').execute(),
-  ]);
-  for (const id of ids) usage.set(id, { quota_used: 0, last_used_at: null });
-  for (const row of spend) usage.get(row.key_id)!.quota_used = Number(row.spent_micro) / MICRO_PER_CREDIT;
-  for (const row of last) if (row.key_id !== null) usage.get(row.key_id)!.last_used_at = row.last === null ? null : String(row.last);
-  return usage;
-}
-
 export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.addHook('preValidation', callerTenantOnly(ctx.tokens));
@@ -263,11 +249,9 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
       app.get(base, { preHandler: guard, schema: { tags, summary: own ? 'My API keys' : 'API keys of the tenant', response: { 200: z.object({ object: z.literal('list'), data: z.array(ListedKeyView) }) } } }, async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        let query = ctx.sql.db.selectFrom('api_keys').selectAll().where('tenant_id', '=', principal.tenantId);
-        if (own) query = query.where('user_id', '=', principal.userId);
-        const rows = await query.orderBy('created_at').execute();
-        const usage = await keyUsage(ctx, principal.tenantId, rows.map((r) => r.id));
-        return { object: 'list' as const, data: rows.map((row) => ({ ...keyView(row), usage: usage.get(row.id) ?? { quota_used: 0, last_used_at: null } })) };
+        const rows = await loadKeyRows(ctx.sql.db, principal.tenantId, own ? principal.userId : undefined);
+        const usage = await loadKeyUsage(ctx.sql.db, principal.tenantId, rows.map((r) => r.id));
+        return { object: 'list' as const, data: rows.map((row) => ({ ...keyView(row), usage: usage.get(row.id)! })) };
       });
 
       app.get(`${base}/:key_id`, { preHandler: guard, schema: { tags, summary: 'An API key', params: KeyId, response: { 200: KeyView } } }, async (request) => {

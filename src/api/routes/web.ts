@@ -25,10 +25,10 @@ const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** dist/web of this package. */
-export const defaultWebDir = (): string => join(packageRoot(), 'dist', 'web');
+const defaultWebDir = (): string => join(packageRoot(), 'dist', 'web');
 
 /** Whether a path is a client route of the UI (not the API, not a file). */
-export const isUiRoute = (path: string): boolean => !NOT_UI.test(path);
+const isUiRoute = (path: string): boolean => !NOT_UI.test(path);
 
 export function webRoutes(config: Config): FastifyPluginAsync {
   return async (app) => {
