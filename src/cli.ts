@@ -30,6 +30,9 @@
  *   switchyard audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
  *                                            every event that changed that key's / user's usage or
  *                                            balance, from the log, as JSON lines
+ *   switchyard upgrade --from <database URL> [--uploads <dir>] [--dry-run]
+ *   switchyard upgrade fixture <1.6.0|…|1.9.0> --to <database URL> --uploads <dir>
+ *                                            upgrade a v1.x installation (src/upgrade, docs/upgrading.md)
  */
 import { parseArgs } from 'node:util';
 import { createApp, openStores, type Stores } from './app.js';
@@ -46,6 +49,7 @@ import { hashRefreshToken, newRefreshToken, newSessionId } from './auth/refresh-
 import { CommandBus } from './commands/bus.js';
 import { sessions } from './commands/sessions/decider.js';
 import { Metrics } from './api/metrics.js';
+import { UPGRADE_USAGE, upgradeCommand } from './upgrade/cli.js';
 
 const USAGE = `usage: switchyard <command>
   serve                                   run the server
@@ -60,7 +64,8 @@ const USAGE = `usage: switchyard <command>
   token --user U [--tenant T] [--role admin|user] [--ttl 1h]
   audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
                                           compare usage and billing with a replay of the log
-  audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]`;
+  audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
+${UPGRADE_USAGE}`;
 
 async function serve(config: Config) {
   const logger = createLogger(config.server.logLevel);
@@ -258,6 +263,8 @@ async function main(argv: string[]): Promise<number> {
       }
       break;
     }
+    case 'upgrade':
+      return upgradeCommand(argv.slice(1), config);
     case 'token': {
       const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string' }, ttl: { type: 'string', default: '1h' } } });
       if (!values.user) break;

@@ -1,0 +1,71 @@
+/**
+ * `switchyard upgrade …`: argument parsing and output only; the work is in ./upgrade.ts and
+ * ./legacy/fixtures.ts.
+ *
+ *   switchyard upgrade --from <database URL> [--uploads <dir>] [--dry-run]
+ *   switchyard upgrade fixture <1.6.0|1.7.0|1.8.0|1.9.0> --to <database URL> --uploads <dir>
+ *                      [--users N] [--messages N] [--channel-base-url URL] [--admin-password P] [--seed N]
+ */
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { generateFixture } from './legacy/fixtures.js';
+import { UPGRADABLE_VERSIONS, type UpgradableVersion } from './legacy/schema.js';
+import { upgrade } from './upgrade.js';
+import { createCommandLogger } from '../logger.js';
+
+export const UPGRADE_USAGE = `  upgrade --from <database URL> [--uploads <dir>] [--dry-run]
+                                          upgrade a Switchyard 1.6-1.9 installation and import it
+  upgrade fixture <1.6.0|1.7.0|1.8.0|1.9.0> --to <database URL> --uploads <dir> [--users N] [--messages N]
+                                          write a made-up 1.x installation to rehearse on`;
+
+function count(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new ConfigError(`--${name} takes a whole number, not "${value}"`);
+  return Number(value);
+}
+
+/** Runs the command; resolves with the exit status. */
+export async function upgradeCommand(args: string[], config: Config): Promise<number> {
+  if (args[0] === 'fixture') {
+    const { values, positionals } = parseArgs({
+      args: args.slice(1),
+      allowPositionals: true,
+      options: {
+        to: { type: 'string' },
+        uploads: { type: 'string' },
+        users: { type: 'string' },
+        messages: { type: 'string' },
+        'channel-base-url': { type: 'string' },
+        'admin-password': { type: 'string' },
+        seed: { type: 'string' },
+      },
+    });
+    const version = positionals[0];
+    if (!version || !(UPGRADABLE_VERSIONS as readonly string[]).includes(version) || !values.to || !values.uploads) {
+      console.error(`usage: switchyard${UPGRADE_USAGE.split('\n')[2]!.replace(/^ +upgrade/, ' upgrade')}`);
+      return 1;
+    }
+    const summary = await generateFixture({
+      version: version as UpgradableVersion,
+      url: values.to,
+      uploads: values.uploads,
+      users: count(values.users, 'users'),
+      messages: count(values.messages, 'messages'),
+      channelBaseUrl: values['channel-base-url'] ?? null,
+      adminPassword: values['admin-password'],
+      seed: count(values.seed, 'seed'),
+    });
+    // The rehearsal credentials are made up for this fixture: printing them is the point.
+    console.log(JSON.stringify(summary, null, 2));
+    return 0;
+  }
+  const { values } = parseArgs({ args, options: { from: { type: 'string' }, uploads: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } } });
+  if (!values.from) {
+    console.error(`usage: switchyard${UPGRADE_USAGE.split('\n')[0]!.replace(/^ +upgrade/, ' upgrade')}`);
+    return 1;
+  }
+  const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+  const report = await upgrade({ url: values.from, uploads: values.uploads ?? null, dryRun: values['dry-run'], config, logger, out: (line) => console.log(line) });
+  return report.exitCode;
+}
