@@ -4,7 +4,8 @@
  *
  *   switchyard upgrade --from <database URL> [--uploads <dir>] [--dry-run]
  *   switchyard upgrade fixture <1.6.0|1.7.0|1.8.0|1.9.0> --to <database URL> --uploads <dir>
- *                      [--users N] [--messages N] [--channel-base-url URL] [--admin-password P] [--seed N]
+ *                      [--users N] [--messages N] [--channel-base-url URL] [--channel-key K]
+ *                      [--admin-password P] [--seed N]
  */
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
@@ -37,6 +38,7 @@ export async function upgradeCommand(args: string[], config: Config): Promise<nu
         users: { type: 'string' },
         messages: { type: 'string' },
         'channel-base-url': { type: 'string' },
+        'channel-key': { type: 'string' },
         'admin-password': { type: 'string' },
         seed: { type: 'string' },
       },
@@ -53,6 +55,7 @@ export async function upgradeCommand(args: string[], config: Config): Promise<nu
       users: count(values.users, 'users'),
       messages: count(values.messages, 'messages'),
       channelBaseUrl: values['channel-base-url'] ?? null,
+      channelKey: values['channel-key'],
       adminPassword: values['admin-password'],
       seed: count(values.seed, 'seed'),
     });

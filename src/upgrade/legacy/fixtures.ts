@@ -24,6 +24,8 @@ export interface FixtureOptions {
   messages?: number;
   /** The first channel's base_url (e.g. a local fake upstream); NULL (the provider's default) if absent. */
   channelBaseUrl?: string | null;
+  /** The first channel's provider key (random if absent). */
+  channelKey?: string;
   /** The first admin's password (random if absent; printed either way). */
   adminPassword?: string;
   seed?: number;
@@ -136,7 +138,7 @@ export async function generateFixture(options: FixtureOptions): Promise<FixtureS
 
     const models = ['gpt-4o-mini', 'gpt-4o'];
     const channels = [
-      { id: 1, name: 'Main OpenAI', type: 'openai', api_key: `sk-upstream-${randomAlphanumeric(32)}`, base_url: options.channelBaseUrl ?? null, models: models.join(','), priority: 10, enabled: 1, created_at: sqlTime(when(10)), ...(v18 && { weight: 3, model_mapping: JSON.stringify({ 'gpt-4': 'gpt-4o' }) }) },
+      { id: 1, name: 'Main OpenAI', type: 'openai', api_key: options.channelKey ?? `sk-upstream-${randomAlphanumeric(32)}`, base_url: options.channelBaseUrl ?? null, models: models.join(','), priority: 10, enabled: 1, created_at: sqlTime(when(10)), ...(v18 && { weight: 3, model_mapping: JSON.stringify({ 'gpt-4': 'gpt-4o' }) }) },
       { id: 2, name: 'Claude (spare)', type: 'anthropic', api_key: `sk-ant-api03-${randomAlphanumeric(40)}`, base_url: null, models: 'claude-3-5-sonnet-latest', priority: 5, enabled: 0, created_at: sqlTime(when(10)), ...(v18 && { weight: 1, model_mapping: null }) },
     ];
     await db.insertInto('channels').values(channels).execute();
