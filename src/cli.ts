@@ -142,6 +142,15 @@ async function ensureServiceAccount(commands: CommandBus, db: Stores['sql']['db'
   return { userId, created: true, role };
 }
 
+/**
+ * Commands that only read (positions, the log as stored) need no SECRET: nothing is signed,
+ * sealed or opened. They get a stand-in so that the configuration loads.
+ */
+const READ_ONLY_SECRET = 'not-set:read-only-command';
+function readOnly(command: string, sub: string | undefined): boolean {
+  return (command === 'projections' && sub === 'status') || (command === 'events' && sub === 'tail');
+}
+
 /** A whole number of at least `min`, or a UsageError naming the option. */
 function wholeNumber(option: string, value: string, min = 0, command?: string): number {
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`${option} must be a whole number${min > 0 ? ` of at least ${min}` : ''} (got "${value}")`, command);
@@ -175,7 +184,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(VERSION);
     return 0;
   }
-  const config = loadConfig();
+  const config = loadConfig(readOnly(command, sub) && !process.env.SECRET && !process.env.JWT_SECRET ? { ...process.env, SECRET: READ_ONLY_SECRET } : process.env);
   switch (command) {
     case 'serve':
       await serve(config);

@@ -561,13 +561,19 @@ export class ProjectionRunner {
   private async storeSkippedPosition(state: Running) {
     if (state.skipTimer) clearTimeout(state.skipTimer);
     state.skipTimer = null;
-    await this.db
+    const [result] = await this.db
       .updateTable('projection_checkpoints')
       .set({ position: state.position, updated_at: now() })
       .where('name', '=', state.projection.name)
       .where('position', '<', state.position)
       .where('generation', '=', state.generation)
       .execute();
+    if (Number(result?.numUpdatedRows ?? 0) > 0) return;
+    // Rebuilt elsewhere (`switchyard projections rebuild` beside a running server): restart from the
+    // new checkpoint now rather than at the next commit this projection reads, so the stored
+    // position (what `projections status` shows) and this instance's (what /health shows) agree.
+    const row = await this.db.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
+    if (row && row.generation !== state.generation && this.running.get(state.projection.name) === state) this.onSubscriptionError(state, new GenerationChanged(`projection ${state.projection.name} was rebuilt`));
   }
 }
 
