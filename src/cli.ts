@@ -37,6 +37,7 @@ import { Role, TokenService } from './auth/tokens.js';
 import { loadConfig, parseDuration, type Config } from './config.js';
 import { ConfigError, UsageError } from './errors.js';
 import { VERSION } from './version.js';
+import { startProgress, type Progress } from './imports/progress.js';
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from './auth/passwords.js';
 import { createUser } from './commands/users/create-user.js';
@@ -151,6 +152,24 @@ function readOnly(command: string, sub: string | undefined): boolean {
   return (command === 'projections' && sub === 'status') || (command === 'events' && sub === 'tail');
 }
 
+/** One progress display per projection an audit replays (counts, rate and ETA in log positions). */
+function replayDisplay(): ((projection: string, position: number, target: number, done: boolean) => void) | undefined {
+  // Off a terminal the replay's own progress lines (JSON, every 2 s) say it.
+  if (!process.stderr.isTTY) return undefined;
+  let current: { name: string; progress: Progress } | null = null;
+  return (projection, position, target, done) => {
+    if (current?.name !== projection) {
+      current?.progress.finish();
+      current = { name: projection, progress: startProgress(`replaying ${projection} (log position)`, target) };
+    }
+    current.progress.update(position);
+    if (done) {
+      current.progress.finish();
+      current = null;
+    }
+  };
+}
+
 /** A whole number of at least `min`, or a UsageError naming the option. */
 function wholeNumber(option: string, value: string, min = 0, command?: string): number {
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`${option} must be a whole number${min > 0 ? ` of at least ${min}` : ''} (got "${value}")`, command);
@@ -208,7 +227,9 @@ async function main(argv: string[]): Promise<number> {
         await withRunner(config, async (runner) => {
           const names = all ? runner.names : rest;
           const started = Date.now();
-          await runner.rebuildTogether(names);
+          const progress = startProgress(`rebuilding ${names.length === 1 ? names[0] : `${names.length} projections`} (log position)`, await runner.headPosition());
+          await runner.rebuildTogether(names, (position) => progress.update(position));
+          progress.finish();
           const elapsed = Date.now() - started;
           const status = await runner.status();
           const quarantined = names.flatMap((name) => {
@@ -313,7 +334,8 @@ async function main(argv: string[]): Promise<number> {
           // Progress on stderr at info, whatever LOG_LEVEL quiets; stdout is the report.
           const progress = createCommandLogger(['warn', 'error', 'fatal', 'silent'].includes(config.server.logLevel) ? config.server.logLevel : 'info');
           const settings = { ...config.audit, secret: config.secret };
-          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, projections: projectionsOf(config), settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
+          const onReplay = replayDisplay();
+          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, onReplay, projections: projectionsOf(config), settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
           differences = report.differences;
           console.log(JSON.stringify(report, null, 2));
         });

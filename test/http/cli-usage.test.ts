@@ -4,7 +4,7 @@
  * `-h` and `--version` work on every command, and `token` mints only for a user that exists —
  * or for a service account it makes, a real user listed with the tenant's users.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +119,19 @@ describe('switchyard CLI: pipes, bad input, help, tokens', () => {
     });
     expect(cliRows.map((r) => [r.name, r.position, r.lag])).toEqual(health.map((r) => [r.name, r.position, r.lag]));
     expect(cliRows.every((r) => r.lag === 0)).toBe(true);
+  }, 60_000);
+
+  it.skipIf(spawnSync('sh', ['-c', 'command -v script']).status !== 0)('on a terminal, rebuild and audit replay draw progress: a bar, counts and rate, redrawn in place', async () => {
+    // `script` runs the command on a pseudo-terminal, as an operator's shell would.
+    const onTerminal = (args: string) =>
+      new Promise<string>((resolve) => {
+        execFile('script', ['-qec', `"${TSX}" "${CLI}" ${args}`, '/dev/null'], { env: env() }, (_error, stdout) => resolve(stdout));
+      });
+    const rebuild = await onTerminal('projections rebuild --all');
+    expect(rebuild).toMatch(/\rrebuilding \d+ projections \(log position\) {2}\[=+>? *\] {2}[\d,]+\/[\d,]+ {2}\d+% {2}[\d,]+\/s/);
+    expect(rebuild).toMatch(/rebuilt maintenance, /);
+    const replay = await onTerminal('audit replay');
+    expect(replay).toMatch(/\rreplaying \w+ \(log position\) {2}\[/);
   }, 60_000);
 
   it('token refuses a user that does not exist; --service-account makes a real, listed user whose token works', async () => {
