@@ -43,6 +43,8 @@ export function formatProgress(p: ProgressSnapshot, barWidth = 0): string {
 export interface Progress {
   /** `n` more done. */
   tick(n?: number): void;
+  /** `done` in all (e.g. a position in the log). */
+  update(done: number): void;
   /** The total became known or changed. */
   total(total: number | null): void;
   /** Ends the line (prints the final figures). */
@@ -81,6 +83,9 @@ export function startProgress(label: string, total: number | null, options: Prog
         last = t;
         draw(false);
       }
+    },
+    update(value) {
+      this.tick(value - done);
     },
     total(value) {
       total = value;
