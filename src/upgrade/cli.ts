@@ -7,9 +7,9 @@
  *                      [--users N] [--messages N] [--channel-base-url URL] [--channel-key K]
  *                      [--admin-password P] [--seed N]
  */
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { generateFixture } from './legacy/fixtures.js';
 import { UPGRADABLE_VERSIONS, type UpgradableVersion } from './legacy/schema.js';
 import { upgrade } from './upgrade.js';
@@ -22,14 +22,23 @@ export const UPGRADE_USAGE = `  upgrade --from <database URL> [--uploads <dir>] 
 
 function count(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new ConfigError(`--${name} takes a whole number, not "${value}"`);
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number (got "${value}")`, 'upgrade');
   return Number(value);
+}
+
+/** parseArgs, strict; its complaints are UsageErrors (one line, pointing at `upgrade --help`). */
+function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '), 'upgrade');
+  }
 }
 
 /** Runs the command; resolves with the exit status. */
 export async function upgradeCommand(args: string[], config: Config): Promise<number> {
   if (args[0] === 'fixture') {
-    const { values, positionals } = parseArgs({
+    const { values, positionals } = parse({
       args: args.slice(1),
       allowPositionals: true,
       options: {
@@ -44,10 +53,8 @@ export async function upgradeCommand(args: string[], config: Config): Promise<nu
       },
     });
     const version = positionals[0];
-    if (!version || !(UPGRADABLE_VERSIONS as readonly string[]).includes(version) || !values.to || !values.uploads) {
-      console.error(`usage: switchyard${UPGRADE_USAGE.split('\n')[2]!.replace(/^ +upgrade/, ' upgrade')}`);
-      return 1;
-    }
+    if (!version || !(UPGRADABLE_VERSIONS as readonly string[]).includes(version)) throw new UsageError(`upgrade fixture: the version is one of ${UPGRADABLE_VERSIONS.join(', ')}${version ? ` (got "${version}")` : ''}`, 'upgrade');
+    if (!values.to || !values.uploads) throw new UsageError('upgrade fixture needs --to <database URL> and --uploads <dir>', 'upgrade');
     const summary = await generateFixture({
       version: version as UpgradableVersion,
       url: values.to,
@@ -63,11 +70,8 @@ export async function upgradeCommand(args: string[], config: Config): Promise<nu
     console.log(JSON.stringify(summary, null, 2));
     return 0;
   }
-  const { values } = parseArgs({ args, options: { from: { type: 'string' }, uploads: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } } });
-  if (!values.from) {
-    console.error(`usage: switchyard${UPGRADE_USAGE.split('\n')[0]!.replace(/^ +upgrade/, ' upgrade')}`);
-    return 1;
-  }
+  const { values } = parse({ args, options: { from: { type: 'string' }, uploads: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } } });
+  if (!values.from) throw new UsageError('upgrade needs --from <database URL> (sqlite:/path/file.db, mysql://…, postgres://…)', 'upgrade');
   const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
   const report = await upgrade({ url: values.from, uploads: values.uploads ?? null, dryRun: values['dry-run'], config, logger, out: (line) => console.log(line) });
   return report.exitCode;
