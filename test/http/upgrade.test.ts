@@ -281,6 +281,58 @@ describe('switchyard upgrade', () => {
     });
   }
 
+  it.skipIf(!services.mysql)('a schema step interrupted half-way on MariaDB (DDL not transactional) is completed by the next run', { timeout: 120_000 }, async () => {
+    const legacy = legacyPlace('mysql');
+    const into = target('embedded');
+    try {
+      const fixture = await fixtureOf(legacy, '1.6.0');
+      // What a 1.7.0 step killed after its ALTERs and two of its updates leaves behind.
+      await withLegacy(legacy, async (db) => {
+        await db.schema.alterTable('api_keys').addColumn('key_hash', 'char(64)').execute();
+        await db.schema.alterTable('api_keys').addColumn('key_prefix', 'varchar(12)').execute();
+        for (const row of await db.selectFrom('api_keys').select(['id', 'key']).where('id', '<=', 2).execute()) {
+          await db.updateTable('api_keys').set({ key_hash: createHash('sha256').update(String(row.key)).digest('hex'), key_prefix: String(row.key).slice(0, 8) }).where('id', '=', row.id).execute();
+        }
+      });
+      const result = await cli(['upgrade', '--from', legacy.url, '--uploads', legacy.uploads], into.env);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`hashed ${fixture.counts.api_keys - 2} API key(s)`);
+      expect(result.stdout).toContain('added files.content_type\n'); // the key columns were there already
+      await withLegacy(legacy, async (db) => {
+        const keys = await db.selectFrom('api_keys').select(['key_hash', 'key_prefix']).execute();
+        expect(keys.every((k) => /^[0-9a-f]{64}$/.test(String(k.key_hash)) && String(k.key_prefix).startsWith('sk-'))).toBe(true);
+        expect(new Set(keys.map((k) => k.key_hash)).size).toBe(fixture.counts.api_keys);
+      });
+      await expectUpgraded(legacy, into, fixture, result.stdout + result.stderr);
+    } finally {
+      await into.cleanup();
+      await legacy.cleanup();
+    }
+  });
+
+  it('an upload missing from the uploads directory is reported and left as it was; the rest is imported', { timeout: 120_000 }, async () => {
+    const legacy = legacyPlace('sqlite');
+    const into = target('embedded');
+    try {
+      const fixture = await fixtureOf(legacy, '1.9.0');
+      const lost = await withLegacy(legacy, (db) => db.selectFrom('files').select(['id', 'filename', 'path']).where('id', '=', 2).executeTakeFirstOrThrow());
+      rmSync(join(legacy.uploads, String(lost.path)));
+      const result = await cli(['upgrade', '--from', legacy.url, '--uploads', legacy.uploads], into.env);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`1 missing from the uploads directory`);
+      expect(result.stdout).toContain(`files: ${fixture.counts.files - 1} new, 0 already there, 1 skipped`);
+      expect(result.stdout).toContain(`not imported: file 2 (${lost.filename}): not in the uploads directory (${lost.path})`);
+      // Its message (it was attached to one) is imported all the same.
+      expect(result.stdout).toContain(`messages: ${fixture.counts.messages} new, 0 already there, 0 skipped`);
+      expect(result.stdout).toContain('upgraded to 2.0.0');
+      const row = await withLegacy(legacy, (db) => db.selectFrom('files').select('path').where('id', '=', 2).executeTakeFirstOrThrow());
+      expect(row.path).toBe(lost.path);
+    } finally {
+      await into.cleanup();
+      await legacy.cleanup();
+    }
+  });
+
   it('--dry-run says what each step would do, with row counts, and changes nothing anywhere', { timeout: 60_000 }, async () => {
     const legacy = legacyPlace('sqlite');
     const into = target('embedded');
