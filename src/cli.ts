@@ -54,7 +54,7 @@ import { hashRefreshToken, newRefreshToken, newSessionId } from './auth/refresh-
 import { CommandBus } from './commands/bus.js';
 import { sessions } from './commands/sessions/decider.js';
 import { Metrics } from './api/metrics.js';
-import { UPGRADE_USAGE, upgradeCommand } from './upgrade/cli.js';
+import { UPGRADE_USAGE, upgradeCommand, upgradeNeedsNoSecret } from './upgrade/cli.js';
 
 const USAGE = `usage: switchyard <command>
   serve                                   run the server
@@ -208,7 +208,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(VERSION);
     return 0;
   }
-  const config = loadConfig(readOnly(command, sub) && !process.env.SECRET && !process.env.JWT_SECRET ? { ...process.env, SECRET: READ_ONLY_SECRET } : process.env);
+  const config = loadConfig((readOnly(command, sub) || upgradeNeedsNoSecret(argv)) && !process.env.SECRET && !process.env.JWT_SECRET ? { ...process.env, SECRET: READ_ONLY_SECRET } : process.env);
   switch (command) {
     case 'serve':
       await serve(config);

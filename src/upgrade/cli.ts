@@ -20,6 +20,11 @@ export const UPGRADE_USAGE = `  upgrade --from <database URL> [--uploads <dir>] 
   upgrade fixture <1.6.0|1.7.0|1.8.0|1.9.0> --to <database URL> --uploads <dir> [--users N] [--messages N]
                                           write a made-up 1.x installation to rehearse on`;
 
+/** Writing a fixture and a dry run sign, seal and open nothing: they run without SECRET. */
+export function upgradeNeedsNoSecret(argv: string[]): boolean {
+  return argv[0] === 'upgrade' && (argv[1] === 'fixture' || argv.includes('--dry-run'));
+}
+
 function count(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number (got "${value}")`, 'upgrade');

@@ -339,7 +339,9 @@ describe('switchyard upgrade', () => {
     try {
       const fixture = await fixtureOf(legacy, '1.6.0');
       const before = await snapshot(legacy);
-      const result = await cli(['upgrade', '--from', legacy.url, '--uploads', legacy.uploads, '--dry-run'], into.env);
+      // No SECRET needed: nothing is sealed or signed.
+      const { SECRET: _secret, ...withoutSecret } = into.env;
+      const result = await cli(['upgrade', '--from', legacy.url, '--uploads', legacy.uploads, '--dry-run'], withoutSecret);
       expect(result.code, result.stderr).toBe(0);
       const { counts } = fixture;
       for (const expected of [
@@ -388,7 +390,7 @@ describe('switchyard upgrade', () => {
     const legacy = legacyPlace('sqlite');
     const into = target('embedded');
     try {
-      const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: 3000 });
+      const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: 8000 });
       // One process (tsx as a loader): SIGKILL must hit the upgrade itself.
       const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'upgrade', '--from', legacy.url, '--uploads', legacy.uploads], {
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...into.env },
@@ -408,7 +410,7 @@ describe('switchyard upgrade', () => {
             setTimeout(() => {
               child.kill('SIGKILL');
               resolve();
-            }, 1500);
+            }, 1000);
           }
         });
         child.once('exit', (code) => reject(new Error(`the upgrade ended on its own (${code}) before it was killed: ${out}${err.slice(-2000)}`)));
