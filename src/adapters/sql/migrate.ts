@@ -17,6 +17,7 @@
 import { MysqlAdapter, PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 import { migrations as shippedMigrations } from '../../../migrations/index.js';
 import { ConfigError } from '../../errors.js';
+import { ownValue } from '../../own.js';
 
 export const MIGRATIONS_TABLE = 'schema_migrations';
 /** Where a conversion copies the rows before the old table goes (MySQL: resumed after a crash). */
@@ -94,7 +95,7 @@ async function columnsOf(db: Db, dialect: Dialect, table: string): Promise<strin
  * `schema_migrations`), or null when it holds none. Reads only; any dialect; for `switchyard
  * upgrade` too.
  */
-export async function readLegacyVersion(db: Kysely<never> | Kysely<unknown>): Promise<string | null> {
+export async function readLegacyVersion<T>(db: Kysely<T>): Promise<string | null> {
   const k = db as unknown as Db;
   if (!(await columnsOf(k, dialectOf(k), MIGRATIONS_TABLE)).includes('version')) return null;
   const rows = await sql<{ version: string }>`SELECT version FROM ${sql.table(MIGRATIONS_TABLE)}`.execute(k);
@@ -206,7 +207,7 @@ export async function migrateToLatest<T>(db: Kysely<T>, migrations: MigrationSet
     const applied = await prepare(conn, dialect);
     const done: string[] = [];
     for (const version of pendingVersions(Object.keys(migrations), applied)) {
-      await migrations[version]!.up(conn);
+      await ownValue(migrations, version)!.up(conn);
       // applied_at: the column's default, the database's now.
       await sql`INSERT INTO ${sql.table(MIGRATIONS_TABLE)} (version, description) VALUES (${version}, ${descriptionOf(version)})`.execute(conn);
       done.push(version);
@@ -220,12 +221,12 @@ export async function migrateToLatest<T>(db: Kysely<T>, migrations: MigrationSet
  * it undid. For tests of a migration's down step, and an operator's way back before a downgrade.
  */
 export async function migrateDownTo<T>(db: Kysely<T>, target: string, migrations: MigrationSet = shippedMigrations): Promise<string[]> {
-  if (!(target in migrations)) throw new Error(`schema migrations: no migration ${target}`);
+  if (!Object.hasOwn(migrations, target)) throw new Error(`schema migrations: no migration ${target}`);
   return withMigrationLock(db as unknown as Db, async (conn, dialect) => {
     const applied = await prepare(conn, dialect);
     const undo = [...applied].filter((v) => v > target).sort().reverse();
     for (const version of undo) {
-      const migration = migrations[version];
+      const migration = ownValue(migrations, version);
       if (!migration?.down) throw new Error(`schema migrations: ${version} cannot be undone`);
       await migration.down(conn);
       await sql`DELETE FROM ${sql.table(MIGRATIONS_TABLE)} WHERE version = ${version}`.execute(conn);
