@@ -81,6 +81,35 @@ describe.each(dialectsHere(services))('schema_migrations on %s', (dialect: Diale
     expect(await migrateToLatest(db.db)).toEqual([]);
   });
 
+  it.skipIf(!enabled)('a conversion cut short (MySQL commits each DDL statement) goes on at the next start', async () => {
+    // The copy as the migrator makes it (src/adapters/sql/migrate.ts createMigrationsTable).
+    const appliedAtType =
+      dialect === 'mysql' ? 'TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)' : dialect === 'postgres' ? 'TIMESTAMPTZ(3) NOT NULL DEFAULT now()' : "TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now'))";
+    const at = (iso: string) => (dialect === 'sqlite' ? iso.replace('T', ' ').replace('Z', '') : new Date(iso));
+    // Cut short while copying: the copy has some rows, Kysely's table is whole.
+    const { db: midCopy } = await emptyDatabase();
+    const k1 = midCopy.db as unknown as Kysely<unknown>;
+    expect((await kyselyMigrator(k1).migrateToLatest()).error).toBeUndefined();
+    const kyselyRows = (await sql<{ name: string; timestamp: string }>`SELECT name, ${sql.ref('timestamp')} FROM schema_migrations ORDER BY name`.execute(k1)).rows;
+    await sql.raw(`CREATE TABLE schema_migrations_converting (version VARCHAR(255) NOT NULL PRIMARY KEY, applied_at ${appliedAtType}, description TEXT)`).execute(k1);
+    for (const row of kyselyRows.slice(0, 3)) await sql`INSERT INTO schema_migrations_converting (version, applied_at, description) VALUES (${row.name}, ${at(row.timestamp)}, ${'copied'})`.execute(k1);
+    expect(await migrateToLatest(midCopy.db)).toEqual([]);
+    expect((await appliedMigrations(midCopy.db)).map((r) => [r.version, r.applied_at])).toEqual(kyselyRows.map((r) => [r.name, new Date(r.timestamp).toISOString()]));
+    expect(await tableNames(midCopy)).not.toContain('schema_migrations_converting');
+
+    // Cut short between the drop of Kysely's table and the rename: the copy is whole.
+    const { db: afterDrop } = await emptyDatabase();
+    const k2 = afterDrop.db as unknown as Kysely<unknown>;
+    expect((await kyselyMigrator(k2).migrateTo('0150_files')).error).toBeUndefined();
+    const copied = (await sql<{ name: string; timestamp: string }>`SELECT name, ${sql.ref('timestamp')} FROM schema_migrations ORDER BY name`.execute(k2)).rows;
+    await sql.raw(`CREATE TABLE schema_migrations_converting (version VARCHAR(255) NOT NULL PRIMARY KEY, applied_at ${appliedAtType}, description TEXT)`).execute(k2);
+    for (const row of copied) await sql`INSERT INTO schema_migrations_converting (version, applied_at, description) VALUES (${row.name}, ${at(row.timestamp)}, ${'copied'})`.execute(k2);
+    await sql`DROP TABLE schema_migrations`.execute(k2);
+    expect(await migrateToLatest(afterDrop.db)).toEqual(shipped.filter((v) => v > '0150_files'));
+    expect((await appliedMigrations(afterDrop.db)).map((r) => r.version)).toEqual(shipped);
+    expect(await tableNames(afterDrop)).not.toContain('schema_migrations_lock');
+  });
+
   it.skipIf(!enabled || dialect === 'sqlite')('several instances starting together migrate once (SQLite: test/http/cli-migrate.test.ts, separate processes)', async () => {
     const { config } = await emptyDatabase();
     const instances = await Promise.all([1, 2, 3, 4].map(() => openSqlDatabase(config)));
