@@ -31,11 +31,16 @@
  *                                            every event that changed that key's / user's usage or
  *                                            balance, from the log, as JSON lines
  */
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createApp, openStores, type Stores } from './app.js';
 import { Role, TokenService } from './auth/tokens.js';
 import { loadConfig, parseDuration, type Config } from './config.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, UsageError } from './errors.js';
+import { VERSION } from './version.js';
+import { startProgress, type Progress } from './imports/progress.js';
+import { randomBytes } from 'node:crypto';
+import { hashPassword } from './auth/passwords.js';
+import { createUser } from './commands/users/create-user.js';
 import { createCommandLogger, createLogger, type Logger } from './logger.js';
 import { auditHistory, auditReplay } from './audit/replay.js';
 import { projectionsOf } from './projections/index.js';
@@ -57,7 +62,7 @@ const USAGE = `usage: switchyard <command>
   events tail [--from N] [--follow] [--stream S]
   usage archive [--before ISO] [--verify] move old usage events into archive files (or check them)
   migrate                                 apply pending schema migrations
-  token --user U [--tenant T] [--role admin|user] [--ttl 1h]
+  token --user U | --service-account NAME [--tenant T] [--role admin|user] [--ttl 1h]
   audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
                                           compare usage and billing with a replay of the log
   audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]`;
@@ -105,13 +110,100 @@ async function withStores(config: Config, work: (stores: Stores, logger: Logger)
   }
 }
 
+/** The usage lines of one command (with their continuation lines); the whole text for an unknown one. */
+export function helpOf(command: string): string {
+  const lines = USAGE.split('\n').slice(1);
+  const picked: string[] = [];
+  let inside = false;
+  for (const line of lines) {
+    if (/^ {2}\S/.test(line)) inside = line.trimStart().split(' ')[0] === command;
+    if (inside) picked.push(line);
+  }
+  return picked.length > 0 ? `usage: switchyard\n${picked.join('\n')}` : USAGE;
+}
+
+const SERVICE_ACCOUNT_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * A service user for automation: a real account (UserCreated in the log, caused by the CLI, listed
+ * with the tenant's users) with a random password nobody holds, so it acts only through the
+ * tokens minted here and the keys they create. Made once; later calls reuse it (its role must match).
+ */
+async function ensureServiceAccount(commands: CommandBus, db: Stores['sql']['db'], tenantId: string, name: string, role: Role): Promise<{ userId: string; created: boolean; role: Role }> {
+  const userId = `svc_${name}`;
+  if (await loadUser(db, tenantId, userId)) return { userId, created: false, role };
+  const email = `${name}@service-accounts.invalid`;
+  const passwordHash = await hashPassword(randomBytes(32).toString('base64url'));
+  try {
+    await createUser(commands, { userId, tenantId, email, passwordHash, role }, `cli-service-account-${name}`);
+  } catch (error) {
+    if (!(error instanceof Error && 'code' in error && error.code === 'user_exists')) throw error;
+  }
+  console.error(`created service account ${userId} (${role}) in tenant ${tenantId}`);
+  return { userId, created: true, role };
+}
+
+/**
+ * Commands that only read (positions, the log as stored) need no SECRET: nothing is signed,
+ * sealed or opened. They get a stand-in so that the configuration loads.
+ */
+const READ_ONLY_SECRET = 'not-set:read-only-command';
+function readOnly(command: string, sub: string | undefined): boolean {
+  return (command === 'projections' && sub === 'status') || (command === 'events' && sub === 'tail');
+}
+
+/** One progress display per projection an audit replays (counts, rate and ETA in log positions). */
+function replayDisplay(): ((projection: string, position: number, target: number, done: boolean) => void) | undefined {
+  // Off a terminal the replay's own progress lines (JSON, every 2 s) say it.
+  if (!process.stderr.isTTY) return undefined;
+  let current: { name: string; progress: Progress } | null = null;
+  return (projection, position, target, done) => {
+    if (current?.name !== projection) {
+      current?.progress.finish();
+      current = { name: projection, progress: startProgress(`replaying ${projection} (log position)`, target) };
+    }
+    current.progress.update(position);
+    if (done) {
+      current.progress.finish();
+      current = null;
+    }
+  };
+}
+
+/** A whole number of at least `min`, or a UsageError naming the option. */
+function wholeNumber(option: string, value: string, min = 0, command?: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`${option} must be a whole number${min > 0 ? ` of at least ${min}` : ''} (got "${value}")`, command);
+  return Number(value);
+}
+
+/** parseArgs, strict, whose complaints are UsageErrors of `command`. */
+function options<T extends ParseArgsConfig>(command: string, config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '), command);
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help') {
+  if (command === '--version' || command === '-V' || command === 'version') {
+    console.log(VERSION);
+    return 0;
+  }
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
     return command ? 0 : 1;
   }
-  const config = loadConfig();
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(helpOf(command));
+    return 0;
+  }
+  if (argv.includes('--version')) {
+    console.log(VERSION);
+    return 0;
+  }
+  const config = loadConfig(readOnly(command, sub) && !process.env.SECRET && !process.env.JWT_SECRET ? { ...process.env, SECRET: READ_ONLY_SECRET } : process.env);
   switch (command) {
     case 'serve':
       await serve(config);
@@ -135,7 +227,9 @@ async function main(argv: string[]): Promise<number> {
         await withRunner(config, async (runner) => {
           const names = all ? runner.names : rest;
           const started = Date.now();
-          await runner.rebuildTogether(names);
+          const progress = startProgress(`rebuilding ${names.length === 1 ? names[0] : `${names.length} projections`} (log position)`, await runner.headPosition());
+          await runner.rebuildTogether(names, (position) => progress.update(position));
+          progress.finish();
           const elapsed = Date.now() - started;
           const status = await runner.status();
           const quarantined = names.flatMap((name) => {
@@ -147,7 +241,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (sub === 'quarantine' && (rest[0] === 'list' || rest[0] === 'replay')) {
-        const { values, positionals } = parseArgs({ args: rest.slice(1), allowPositionals: true, options: { all: { type: 'boolean', default: false } } });
+        const { values, positionals } = options('projections', { args: rest.slice(1), allowPositionals: true, options: { all: { type: 'boolean', default: false } } });
         const names = positionals[0] === undefined ? undefined : [positionals[0]];
         let stillQuarantined = 0;
         await withStores(config, async ({ store, sql }) => {
@@ -167,7 +261,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'usage': {
       if (sub !== 'archive') break;
-      const { values } = parseArgs({ args: rest, options: { before: { type: 'string' }, verify: { type: 'boolean', default: false } } });
+      const { values } = options('usage', { args: rest, options: { before: { type: 'string' }, verify: { type: 'boolean', default: false } } });
       const dir = config.retention.usageArchiveDir;
       const { archiveBefore, archiveUsageNow, verifyArchive } = await import('./archive/index.js');
       if (values.verify) {
@@ -193,14 +287,15 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'events': {
       if (sub !== 'tail') break;
-      const { values } = parseArgs({ args: rest, options: { from: { type: 'string', default: '0' }, follow: { type: 'boolean', default: false }, stream: { type: 'string' } } });
+      const { values } = options('events', { args: rest, options: { from: { type: 'string', default: '0' }, follow: { type: 'boolean', default: false }, stream: { type: 'string' } } });
+      const from = wholeNumber('--from', values.from, 0, 'events');
       const print = (commit: { stream: string; events: unknown[] }) => {
         if (!values.stream || commit.stream === values.stream) for (const e of commit.events) console.log(JSON.stringify(e));
       };
       await withRunner(config, async () => undefined); // migrates; harmless
       const { openEventStore } = await import('./adapters/index.js');
       const store = await openEventStore(config.eventStore);
-      let after = Number(values.from);
+      let after = from;
       if (!values.follow) {
         for (;;) {
           const commits = await store.readAll({ after, limit: 500 });
@@ -216,11 +311,16 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'audit': {
-      const { values, positionals } = parseArgs({
+      const { values, positionals } = options('audit', {
         args: rest,
         allowPositionals: true,
         options: { tenant: { type: 'string', default: 'default' }, from: { type: 'string' }, to: { type: 'string' }, scratch: { type: 'string' }, after: { type: 'string', default: '0' }, limit: { type: 'string' } },
       });
+      /** A report about a tenant that does not exist is empty and would look like "no differences". */
+      const requireTenant = async (db: Stores['sql']['db']) => {
+        const tenant = await db.selectFrom('tenants').select('tenant_id').where('tenant_id', '=', values.tenant).executeTakeFirst();
+        if (!tenant) throw new UsageError(`no tenant "${values.tenant}"`, 'audit');
+      };
       if (sub === 'replay') {
         const from = new Date(values.from ?? '1970-01-01T00:00:00Z');
         const to = values.to !== undefined ? new Date(values.to) : new Date();
@@ -230,10 +330,12 @@ async function main(argv: string[]): Promise<number> {
         }
         let differences = 0;
         await withStores(config, async ({ store, sql }, logger) => {
+          await requireTenant(sql.db);
           // Progress on stderr at info, whatever LOG_LEVEL quiets; stdout is the report.
           const progress = createCommandLogger(['warn', 'error', 'fatal', 'silent'].includes(config.server.logLevel) ? config.server.logLevel : 'info');
           const settings = { ...config.audit, secret: config.secret };
-          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, projections: projectionsOf(config), settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
+          const onReplay = replayDisplay();
+          const report = await auditReplay({ store, live: sql.db, liveDialect: sql.dialect, logger, progress, onReplay, projections: projectionsOf(config), settings }, { tenantId: values.tenant, from, to }, { scratchFile: values.scratch });
           differences = report.differences;
           console.log(JSON.stringify(report, null, 2));
         });
@@ -241,9 +343,11 @@ async function main(argv: string[]): Promise<number> {
       }
       if (sub === 'history' && positionals[0]) {
         const subjectId = positionals[0];
-        const limit = values.limit !== undefined ? Number(values.limit) : Infinity;
-        await withStores(config, async ({ store }) => {
-          let after = Number(values.after);
+        const limit = values.limit !== undefined ? wholeNumber('--limit', values.limit, 1, 'audit') : Infinity;
+        const afterOption = wholeNumber('--after', values.after, 0, 'audit');
+        await withStores(config, async ({ store, sql }) => {
+          await requireTenant(sql.db);
+          let after = afterOption;
           let printed = 0;
           while (printed < limit) {
             const page = await auditHistory({ store, projections: projectionsOf(config) }, { tenantId: values.tenant, subjectId, after, limit: Math.min(1000, limit - printed) });
@@ -259,27 +363,45 @@ async function main(argv: string[]): Promise<number> {
       break;
     }
     case 'token': {
-      const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string' }, ttl: { type: 'string', default: '1h' } } });
-      if (!values.user) break;
-      const userId = values.user;
-      const ttlMs = parseDuration(values.ttl);
+      const { values } = options('token', {
+        args: [sub ?? '', ...rest].filter(Boolean),
+        options: { user: { type: 'string' }, 'service-account': { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string' }, ttl: { type: 'string', default: '1h' } },
+      });
+      const serviceAccount = values['service-account'];
+      if ((values.user === undefined) === (serviceAccount === undefined)) throw new UsageError('name an existing user with --user, or a service account with --service-account (not both)', 'token');
+      const role = values.role === undefined ? undefined : Role.safeParse(values.role).data;
+      if (values.role !== undefined && role === undefined) throw new UsageError(`--role must be ${Role.options.join(' or ')} (got "${values.role}")`, 'token');
+      let ttlMs: number;
+      try {
+        ttlMs = parseDuration(values.ttl);
+      } catch (error) {
+        throw new UsageError(`--ttl: ${(error as Error).message}`, 'token');
+      }
+      if (ttlMs <= 0) throw new UsageError('--ttl must be longer than zero', 'token');
+      if (serviceAccount !== undefined && !SERVICE_ACCOUNT_NAME.test(serviceAccount)) throw new UsageError('--service-account: lower-case letters, digits, ".", "_" and "-", up to 64, starting with a letter or digit', 'token');
       let code = 0;
       await withStores(config, async ({ store, sql }) => {
-        const user = await loadUser(sql.db, values.tenant, userId);
+        const commands = new CommandBus(store, new Metrics());
+        const tenant = await sql.db.selectFrom('tenants').select('tenant_id').where('tenant_id', '=', values.tenant).executeTakeFirst();
+        if (!tenant) throw new UsageError(`no tenant "${values.tenant}"`, 'token');
+        const made = serviceAccount !== undefined ? await ensureServiceAccount(commands, sql.db, values.tenant, serviceAccount, role ?? 'user') : null;
+        const userId = made?.userId ?? values.user!;
+        // A service account made just now is not in the read model yet (no projector runs here).
+        const user = made?.created ? { tenant_id: values.tenant, role: made.role } : await loadUser(sql.db, values.tenant, userId);
         if (!user) {
-          console.error(`no user ${userId} in tenant ${values.tenant}`);
+          console.error(`no user ${userId} in tenant ${values.tenant} (a token is minted only for an existing user; --service-account NAME makes one for automation)`);
           code = 1;
           return;
         }
         // The token's role is the user's: a CLI token grants nothing the account does not hold.
-        if (values.role !== undefined && Role.parse(values.role) !== user.role) {
-          console.error(`user ${userId} has the role ${user.role}, not ${values.role}`);
+        if (role !== undefined && role !== user.role) {
+          console.error(`user ${userId} has the role ${user.role}, not ${role}`);
           code = 1;
           return;
         }
         // A session of its own, so that the token can be revoked (POST /v1/auth/logout with it).
         const sessionId = newSessionId();
-        await new CommandBus(store, new Metrics()).execute(
+        await commands.execute(
           sessions,
           sessionId,
           { type: 'StartSession', sessionId, userId, refreshHash: hashRefreshToken(newRefreshToken(sessionId)), expiresAt: new Date(Date.now() + ttlMs).toISOString(), userAgent: 'switchyard token', ip: null },
@@ -295,15 +417,32 @@ async function main(argv: string[]): Promise<number> {
   return 1;
 }
 
+/**
+ * Exits once stdout and stderr have handed everything to the OS: process.exit() right away drops
+ * what a pipe (`switchyard events tail | wc -l`) has not taken yet.
+ */
+async function exitAfterOutput(code: number): Promise<never> {
+  const flush = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => (stream.writableLength === 0 ? resolve() : stream.write('', () => resolve())));
+  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  process.exit(code);
+}
+
+// A reader that went away (`| head`) ends the command quietly, as other Unix tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code >= 0) void exitAfterOutput(code);
   },
   (error: unknown) => {
-    // Startup problems are the operator's to fix: say what is wrong in one line, no stack.
-    if (error instanceof ConfigError) console.error(error.message);
+    // Startup problems and bad command lines are the operator's to fix: one line, no stack.
+    if (error instanceof UsageError) console.error(`switchyard: ${error.message}${error.command ? ` (see: switchyard ${error.command} --help)` : ''}`);
+    else if (error instanceof ConfigError) console.error(error.message);
     else if (error instanceof Error && /Failed to connect to database/.test(error.message)) console.error(error.message);
     else console.error(error);
-    process.exit(1);
+    void exitAfterOutput(1);
   },
 );

@@ -118,6 +118,18 @@ export class ConfigError extends Error {
   }
 }
 
+/** A command line the CLI cannot run (unknown option, a value of the wrong form): one line, no stack. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** The command whose help to point at. */
+    readonly command?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
 /**
  * An event store that cannot remove old commits (archival): KurrentDB through this adapter, or a
  * JetStream stream created with deny_purge. Reaches operators through the CLI, never HTTP.

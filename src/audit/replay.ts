@@ -88,6 +88,8 @@ export interface AuditDeps {
   logger: Logger;
   /** Progress lines (events replayed, rows compared). Default: `logger`. */
   progress?: Logger;
+  /** Each projection's replay as it goes (the CLI draws it: src/imports/progress.ts); `done` once at its end. */
+  onReplay?: (projection: string, position: number, target: number, done: boolean) => void;
   /** Every registered projection (src/projections/index.ts). */
   projections: readonly Projection[];
   /** What to audit (default: src/audit/tables.ts). */
@@ -197,9 +199,11 @@ export async function auditReplay(deps: AuditDeps, scope: AuditScope, options: {
           const target = targets.get(entry.projection)!.position;
           const start = ownValue(restored.snapshot?.positions, entry.projection) ?? 0;
           progress({ projection: entry.projection, from_position: start, to_position: target }, 'audit replay: replaying', true);
-          const events = await replayProjection(deps, scratch, entry.definition, start, target, (position, applied) =>
-            progress({ projection: entry.projection, position, to_position: target, events: applied }, 'audit replay: replaying'),
-          );
+          const events = await replayProjection(deps, scratch, entry.definition, start, target, (position, applied) => {
+            deps.onReplay?.(entry.projection, position, target, false);
+            progress({ projection: entry.projection, position, to_position: target, events: applied }, 'audit replay: replaying');
+          });
+          deps.onReplay?.(entry.projection, target, target, true);
           eventsReplayed += events;
           progress({ projection: entry.projection, position: target, events }, 'audit replay: replayed', true);
         }

@@ -178,7 +178,12 @@ export class ProjectionRunner {
    * Resolves once every one has reached the head position as of the call, and its checkpoint is
    * stored there (commits it does not read included): a restart then starts from the head.
    */
-  async rebuildTogether(names: readonly string[]): Promise<void> {
+  /** The log's last position (what a rebuild replays up to). */
+  headPosition(): Promise<number> {
+    return this.store.headPosition();
+  }
+
+  async rebuildTogether(names: readonly string[], onProgress?: (position: number, head: number) => void): Promise<void> {
     const chosen = [...new Set(names)].map((name) => this.find(name));
     const generations = new Map<string, number>();
     for (const projection of chosen) generations.set(projection.name, await this.reset(projection));
@@ -190,7 +195,7 @@ export class ProjectionRunner {
     await Promise.all(running.map((p) => this.relaunch(p.name, 0, generations.get(p.name)!)));
     await Promise.all([
       running.length > 0 ? this.waitFor(head, { projections: running.map((p) => p.name), timeoutMs: Infinity }) : undefined,
-      offline.length > 0 ? this.catchUpTogether(offline.map((p) => this.newState(p, 0, generations.get(p.name)!)), head) : undefined,
+      offline.length > 0 ? this.catchUpTogether(offline.map((p) => this.newState(p, 0, generations.get(p.name)!)), head, onProgress) : undefined,
     ]);
   }
 
@@ -219,7 +224,7 @@ export class ProjectionRunner {
    * checkpoint there (commits it skips are stored only by a debounced timer, which a one-shot
    * command does not outlive), and the next start would read the log again from there.
    */
-  private async catchUpTogether(states: readonly Running[], until: number): Promise<void> {
+  private async catchUpTogether(states: readonly Running[], until: number, onProgress?: (position: number, head: number) => void): Promise<void> {
     let after = Math.min(...states.map((s) => s.position));
     let limit = this.options.replayBatchCommits ?? REPLAY_BATCH;
     let next = after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
@@ -233,6 +238,7 @@ export class ProjectionRunner {
       next = beyond < 0 && after < until ? this.store.readAll({ after, limit }) : Promise.resolve([]);
       next.catch(() => undefined); // awaited next round; a failure of this round must not leave it unhandled
       await Promise.all(states.map((state) => this.applyInGroups(state, batch, () => false)));
+      onProgress?.(after, until);
     }
     await Promise.all(states.map((state) => this.storeSkippedPosition(state)));
   }
@@ -561,13 +567,19 @@ export class ProjectionRunner {
   private async storeSkippedPosition(state: Running) {
     if (state.skipTimer) clearTimeout(state.skipTimer);
     state.skipTimer = null;
-    await this.db
+    const [result] = await this.db
       .updateTable('projection_checkpoints')
       .set({ position: state.position, updated_at: now() })
       .where('name', '=', state.projection.name)
       .where('position', '<', state.position)
       .where('generation', '=', state.generation)
       .execute();
+    if (Number(result?.numUpdatedRows ?? 0) > 0) return;
+    // Rebuilt elsewhere (`switchyard projections rebuild` beside a running server): restart from the
+    // new checkpoint now rather than at the next commit this projection reads, so the stored
+    // position (what `projections status` shows) and this instance's (what /health shows) agree.
+    const row = await this.db.selectFrom('projection_checkpoints').select(['generation']).where('name', '=', state.projection.name).executeTakeFirst();
+    if (row && row.generation !== state.generation && this.running.get(state.projection.name) === state) this.onSubscriptionError(state, new GenerationChanged(`projection ${state.projection.name} was rebuilt`));
   }
 }
 
