@@ -1,6 +1,7 @@
 /**
  * Every schema migration, in order. Names are permanent: never rename or reorder one that has
- * shipped; add a new file instead. Applied at startup by src/adapters/sql/migrate.ts.
+ * shipped; add a new file instead. Applied at startup, in name order, by src/adapters/sql/migrate.ts
+ * (each name is a `schema_migrations.version`).
  */
 import type { Migration } from 'kysely';
 import * as spine from './0001_spine.js';
@@ -22,6 +23,7 @@ import * as conversationMessageFiles from './0160_conversation_message_files.js'
 import * as alerts from './0180_alerts.js';
 import * as webhooks from './0190_webhooks.js';
 import * as logs from './0170_logs.js';
+import * as webhookApiVersion from './0240_webhook_api_version.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_spine': spine,
@@ -43,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0180_alerts': alerts,
   '0190_webhooks': webhooks,
   '0170_logs': logs,
+  '0240_webhook_api_version': webhookApiVersion,
 };

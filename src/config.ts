@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseIpRule } from './relay/access/ip-rules.js';
+import { API_VERSIONS, isApiVersion, type ApiVersion } from './version.js';
 
 /** Go-style durations as the spec writes them: "720h", "15m", "30s", "500ms", "1h30m". */
 export function parseDuration(text: string): number {
@@ -163,7 +164,8 @@ export const EnvSchema = z.object({
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(1024).optional(),
   JWT_PRIVATE_KEY_FILE: optionalText,
   JWT_PUBLIC_KEY_FILE: optionalText,
-  API_VERSION: z.string().regex(/^v\d+$/, 'must look like v1').default('v1'),
+  /** The API version of a request that does not name one (API-Version header): docs/api-versions.md. */
+  API_VERSION: z.string().regex(/^v\d+$/, 'must look like v2').default('v2'),
   HEALTH_CHECK_ENABLED: bool(true),
   /** Which server answers chat completions on the public port (docs/decisions/0100): a front in front of fastify (lean, node) or fastify itself. */
   RELAY_HTTP_SERVER: z.enum(['lean', 'node', 'fastify']).optional(),
@@ -347,7 +349,7 @@ export interface Config {
     cooldownMs: number;
     healthCheckIntervalMs: number;
   };
-  api: { version: string; supportedVersions: string[] };
+  api: { version: ApiVersion; supportedVersions: ApiVersion[] };
   access: {
     /** Addresses / CIDR ranges of proxies whose X-Forwarded-For (and country header) is believed. */
     trustedProxies: string[];
@@ -404,10 +406,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
-  const supportedVersions = ['v1'];
+  const supportedVersions: ApiVersion[] = [...API_VERSIONS];
   const badProxy = e.TRUSTED_PROXIES.split(',').map((p) => p.trim()).filter(Boolean).find((p) => !parseIpRule(p));
   if (badProxy) throw new ConfigError(`Invalid configuration:\n  TRUSTED_PROXIES: "${badProxy}" is not an IP address or CIDR range`);
-  if (!supportedVersions.includes(e.API_VERSION)) {
+  if (!isApiVersion(e.API_VERSION)) {
     throw new ConfigError(`Invalid configuration:\n  API_VERSION: ${e.API_VERSION} is not a supported API version (supported: ${supportedVersions.join(', ')})`);
   }
   const dataDir = e.DATA_DIR;

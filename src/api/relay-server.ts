@@ -17,7 +17,8 @@
  * (415).
  *
  * What a client sees is the same on every path: status, headers (x-request-id, rate limits,
- * Deprecation), the error bodies, and the same metrics and debug access log lines.
+ * Deprecation and Sunset), the error bodies (an unsupported API-Version header: 400), and the same
+ * metrics and debug access log lines.
  */
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { Server as NetServer } from 'node:net';
@@ -28,13 +29,14 @@ import { parseJsonBody } from './json-body.js';
 import { createHttp1Server, type Http1Server } from './http1/server.js';
 import { nodeRelayResponse, type NodeRelayResponse } from './node-relay-response.js';
 import { hasDuplicateAuthorization } from './server.js';
+import { apiVersionOf } from './api-version.js';
 import { responsesIngress } from '../relay/ingress/responses/index.js';
 import { embeddingsIngress } from '../relay/ingress/embeddings.js';
 
 /** A front server, as app.ts starts and stops it. */
 export type FrontServer = NetServer & { closeIdleConnections(): void };
 
-/** The chat paths a front answers itself; `/v1/chat` is the deprecated alias. */
+/** The chat paths a front answers itself; `/v1/chat` is the alias API v2 deprecates. */
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']);
 const MODELS_PATH = '/v1/models';
 /** The Responses API's create (its stored responses' GET and DELETE are fastify's). */
@@ -91,6 +93,7 @@ function relayAnswerer(ctx: AppContext): (exchange: FrontExchange, response: Fro
   const { logger, metrics } = ctx;
   const debug = logger.isLevelEnabled('debug');
   const maxJsonDepth = ctx.config.server.maxJsonDepth;
+  const defaultApiVersion = ctx.config.api.version;
   // Stateless: the same as fastify's route builds (src/api/routes/responses.ts).
   const responses = responsesIngress({ db: ctx.sql.db, commands: ctx.commands, runner: ctx.runner, logger: ctx.logger, attachments: ctx.files.attachments });
   /**
@@ -115,6 +118,8 @@ function relayAnswerer(ctx: AppContext): (exchange: FrontExchange, response: Fro
     const request = new RelayRequest(method, requestIdOf(exchange.headers['x-request-id']), exchange.headers, exchange.socket);
     response.setHeader('x-request-id', request.id);
     try {
+      // Without an API-Version header: one property read, the default.
+      const apiVersion = apiVersionOf(exchange.headers, defaultApiVersion);
       if (path === MODELS_PATH) {
         response.send(200, JSON_HEADERS, JSON.stringify(await ctx.gate.models(request)));
         return;
@@ -128,7 +133,7 @@ function relayAnswerer(ctx: AppContext): (exchange: FrontExchange, response: Fro
         await ctx.gate.pass(embeddingsIngress, request, response, body);
         return;
       }
-      await ctx.gate.chatCompletions(request, response, body, path === '/v1/chat' ? DEPRECATED_CHAT_OPTIONS : CHAT_OPTIONS);
+      await ctx.gate.chatCompletions(request, response, body, path === '/v1/chat' && apiVersion === 'v2' ? DEPRECATED_CHAT_OPTIONS : CHAT_OPTIONS);
     } catch (error) {
       if (response.headersSent) throw error; // mid-stream: the front ends the connection
       const answer = appErrorResponse(error);

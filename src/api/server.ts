@@ -9,6 +9,7 @@ import { BadRequestError, ServiceUnavailableError } from '../errors.js';
 import { requestIdOf } from '../http-exchange.js';
 import { VERSION } from '../version.js';
 import type { Config } from '../config.js';
+import { apiVersionOf } from './api-version.js';
 import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
@@ -93,11 +94,20 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
 
   // A callback hook rather than an async one: every request runs it, and outside maintenance it
   // finishes synchronously, without a promise.
+  const defaultApiVersion = ctx.config.api.version;
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // node:http keeps the first of several Authorization fields; which one the client meant is a
     // guess, so refuse them (the relay's own server does the same).
     if (hasDuplicateAuthorization(request.raw.rawHeaders)) return done(duplicateAuthorizationError());
+    // An API-Version this build does not speak is refused on every route (docs/api-versions.md).
+    if (request.headers['api-version'] !== undefined) {
+      try {
+        apiVersionOf(request.headers, defaultApiVersion);
+      } catch (error) {
+        return done(error as Error);
+      }
+    }
     const maintenance = ctx.views.maintenance.state;
     if (!maintenance.enabled) return done();
     const path = request.url.split('?')[0]!;
@@ -124,7 +134,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(tenantRoutes(ctx));
   await app.register(userRoutes(ctx));
   await app.register(channelRoutes(ctx));
-  await app.register(relayRoutes(ctx.gate));
+  await app.register(relayRoutes(ctx.gate, ctx.config.api.version));
   await app.register(messagesRoutes(ctx.gate));
   await app.register(responseRoutes(ctx));
   await app.register(keyRoutes(ctx));

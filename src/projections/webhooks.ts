@@ -16,7 +16,7 @@
  */
 import { WEBHOOK_AGGREGATE_EVENT_TYPES, WebhookEvent } from '../commands/webhooks/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
-import { deliveryIdOf, isQuotaRefusal, NOTICE_SOURCE_TYPES, noticeOf, payloadOf, subscribes, testNoticeOf, type FileFacts, type WebhookNotice } from '../webhooks/payloads.js';
+import { deliveryIdOf, isQuotaRefusal, NOTICE_SOURCE_TYPES, noticeOf, payloadOf, payloadVersionOf, subscribes, testNoticeOf, type FileFacts, type WebhookNotice } from '../webhooks/payloads.js';
 import type { Projection, ReadModelDb } from './runtime/projection.js';
 
 const OUTBOX = 'deliveries';
@@ -45,7 +45,7 @@ async function applyWebhookEvent(trx: ReadModelDb, stored: StoredEvent, fresh: b
       const d = event.data;
       await trx
         .insertInto('webhooks')
-        .values({ id, tenant_id: stored.tenant_id, url: d.url, events: JSON.stringify(d.events), secret_sealed: d.secret_sealed, enabled: d.enabled ? 1 : 0, created_by: d.by, created_at: stored.occurred_at, updated_at: stored.occurred_at })
+        .values({ id, tenant_id: stored.tenant_id, url: d.url, events: JSON.stringify(d.events), secret_sealed: d.secret_sealed, enabled: d.enabled ? 1 : 0, api_version: d.api_version ?? 'v2', created_by: d.by, created_at: stored.occurred_at, updated_at: stored.occurred_at })
         .execute();
       return;
     }
@@ -58,6 +58,7 @@ async function applyWebhookEvent(trx: ReadModelDb, stored: StoredEvent, fresh: b
           ...(d.events !== undefined && { events: JSON.stringify(d.events) }),
           ...(d.secret_sealed !== undefined && { secret_sealed: d.secret_sealed }),
           ...(d.enabled !== undefined && { enabled: d.enabled ? 1 : 0 }),
+          ...(d.api_version !== undefined && { api_version: d.api_version }),
           updated_at: stored.occurred_at,
         })
         .where('id', '=', id)
@@ -80,7 +81,7 @@ async function applyWebhookEvent(trx: ReadModelDb, stored: StoredEvent, fresh: b
       return;
     case 'WebhookTestRequested': {
       if (!fresh) return;
-      const webhook = await trx.selectFrom('webhooks').select(['id', 'tenant_id']).where('id', '=', id).executeTakeFirst();
+      const webhook = await trx.selectFrom('webhooks').select(['id', 'tenant_id', 'api_version']).where('id', '=', id).executeTakeFirst();
       if (webhook) await insertDeliveries(trx, stored, testNoticeOf(stored, id, event.data.test_id, event.data.by), [webhook]);
       return;
     }
@@ -95,17 +96,17 @@ async function fileFactsOf(trx: ReadModelDb, stored: StoredEvent): Promise<FileF
 }
 
 async function deliver(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNotice): Promise<void> {
-  let query = trx.selectFrom('webhooks').select(['id', 'tenant_id', 'events']).where('enabled', '=', 1);
+  let query = trx.selectFrom('webhooks').select(['id', 'tenant_id', 'events', 'api_version']).where('enabled', '=', 1);
   if (notice.tenantId !== null) query = query.where('tenant_id', '=', notice.tenantId);
   const targets = (await query.execute()).filter((w) => notice.notify.includes(w.id) || subscribes(JSON.parse(w.events) as string[], notice.type));
   await insertDeliveries(trx, stored, notice, targets);
 }
 
 /** One pending delivery of `notice` per target webhook, unless it is there already. */
-async function insertDeliveries(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNotice, targets: ReadonlyArray<{ id: string; tenant_id: string }>): Promise<void> {
+async function insertDeliveries(trx: ReadModelDb, stored: StoredEvent, notice: WebhookNotice, targets: ReadonlyArray<{ id: string; tenant_id: string; api_version: string }>): Promise<void> {
   if (targets.length === 0) return;
   const rows = targets.map((w) => {
-    const payload = payloadOf(notice, w.tenant_id);
+    const payload = payloadOf(notice, w.tenant_id, payloadVersionOf(w.api_version));
     return {
       id: deliveryIdOf(w.id, notice.key),
       webhook_id: w.id,

@@ -78,9 +78,15 @@ export function isModelAllowed(key: ActiveKey, model: string): boolean {
   return keyAllowsModel(key, resolved);
 }
 
-/** The deprecated alias `/v1/chat` says so, and names its successor. */
+/**
+ * API v2's deprecated alias `/v1/chat` says so (RFC 9745: deprecated since 2.0.0, 2024-04-01),
+ * when it goes (RFC 8594), and names its successor (docs/api-versions.md). API v1 keeps it a plain alias.
+ */
+export const CHAT_ALIAS_DEPRECATION = '@1711929600';
+export const CHAT_ALIAS_SUNSET = 'Wed, 30 Jun 2027 23:59:59 GMT';
 const DEPRECATED_CHAT_HEADERS: ReadonlyArray<[string, string]> = [
-  ['deprecation', 'true'],
+  ['deprecation', CHAT_ALIAS_DEPRECATION],
+  ['sunset', CHAT_ALIAS_SUNSET],
   ['link', '</v1/chat/completions>; rel="successor-version"'],
 ];
 
@@ -116,7 +122,7 @@ export class RelayGate {
     return caller;
   }
 
-  /** POST /v1/chat/completions (and its aliases; `/v1/chat` is the deprecated one). */
+  /** POST /v1/chat/completions (and its aliases; `/v1/chat` is the deprecated one in API v2). */
   chatCompletions(request: HttpRequestLike, response: RelayResponse, body: unknown, options: { deprecatedAlias?: boolean } = {}): Promise<void> {
     if (options.deprecatedAlias) for (const [name, value] of DEPRECATED_CHAT_HEADERS) response.setHeader(name, value);
     return this.pass(this.deps.ingress.chatCompletions, request, response, body);

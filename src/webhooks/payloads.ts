@@ -1,7 +1,10 @@
 /**
- * The v2 webhook payload, and which events of the log become one (pure: no I/O).
+ * The webhook payloads, and which events of the log become one (pure: no I/O). A webhook gets the
+ * format of its `api_version` (docs/api-versions.md):
  *
- *   {id, type, api_version: "v2", created_at, tenant_id, data}
+ *   v2 (current): {id, type, api_version: "v2", created_at, tenant_id, data}
+ *   v1 (legacy, the 1.x format): {id, event, api_version: "v1", timestamp, tenant, data}
+ *       (`event`: the type; `timestamp`: Unix seconds; `tenant`: the tenant id)
  *
  * `id` is derived from the event's id (a quota notice: from what it de-duplicates on), so every
  * attempt and redelivery of a notice carries the same id: receivers use it as the idempotency key
@@ -9,10 +12,12 @@
  * key or its hash, a password hash, or user content (file names, texts).
  */
 import { createHash } from 'node:crypto';
-import { WEBHOOK_TEST_TYPE, type WebhookEventType } from '../commands/webhooks/events.js';
+import { WEBHOOK_TEST_TYPE, type WEBHOOK_PAYLOAD_VERSIONS, type WebhookEventType } from '../commands/webhooks/events.js';
 import type { StoredEvent } from '../ports/event-store.js';
 
 export const WEBHOOK_API_VERSION = 'v2';
+/** The payload formats a webhook can be given (a webhook made before 2.0 has v2). */
+export type WebhookPayloadVersion = (typeof WEBHOOK_PAYLOAD_VERSIONS)[number];
 
 /** The relay's refusal of a request for an exhausted key quota or user balance (src/relay/access). */
 export const QUOTA_REFUSAL_CODE = 'insufficient_quota';
@@ -26,6 +31,16 @@ export interface WebhookPayload {
   api_version: typeof WEBHOOK_API_VERSION;
   created_at: string;
   tenant_id: string;
+  data: Record<string, unknown>;
+}
+
+/** The legacy (API v1) payload: the names 1.x receivers read. */
+export interface LegacyWebhookPayload {
+  id: string;
+  event: WebhookPayloadType;
+  api_version: 'v1';
+  timestamp: number;
+  tenant: string;
   data: Record<string, unknown>;
 }
 
@@ -150,10 +165,18 @@ export function deliveryIdOf(webhookId: string, noticeKey: string): string {
   return `whd_${createHash('sha256').update(`${webhookId}\n${noticeKey}`).digest('hex').slice(0, 32)}`;
 }
 
-/** The payload for one webhook: installation-wide notices carry the webhook's tenant. */
-export function payloadOf(notice: WebhookNotice, tenantId: string): WebhookPayload {
-  return { id: payloadIdOf(notice.key), type: notice.type, api_version: WEBHOOK_API_VERSION, created_at: notice.createdAt, tenant_id: tenantId, data: notice.data };
+/**
+ * The payload for one webhook, in its format: installation-wide notices carry the webhook's
+ * tenant. Both formats carry the same id and data.
+ */
+export function payloadOf(notice: WebhookNotice, tenantId: string, version: WebhookPayloadVersion = WEBHOOK_API_VERSION): WebhookPayload | LegacyWebhookPayload {
+  const id = payloadIdOf(notice.key);
+  if (version === 'v1') return { id, event: notice.type, api_version: 'v1', timestamp: Math.floor(Date.parse(notice.createdAt) / 1000), tenant: tenantId, data: notice.data };
+  return { id, type: notice.type, api_version: WEBHOOK_API_VERSION, created_at: notice.createdAt, tenant_id: tenantId, data: notice.data };
 }
+
+/** A stored webhook row's format (a column other than v1 reads as the current one). */
+export const payloadVersionOf = (column: string | null | undefined): WebhookPayloadVersion => (column === 'v1' ? 'v1' : 'v2');
 
 /** Whether a webhook subscribed to `events` hears a notice of `type`. */
 export function subscribes(events: readonly string[], type: string): boolean {

@@ -278,6 +278,8 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     await dialog.getByLabel('All events (new ones included)').uncheck();
     await dialog.getByLabel('key.created').check();
     await dialog.getByLabel('alert.fired').check();
+    // A receiver written for 1.x: the legacy payload format (docs/api-versions.md).
+    await dialog.getByLabel('Payload format', { exact: true }).selectOption('v1');
     await dialog.getByRole('button', { name: 'Create' }).click();
     const secretDialog = page.getByRole('dialog', { name: 'Secret' });
     const secret = (await secretDialog.getByLabel('Secret', { exact: true }).textContent())!.trim();
@@ -289,7 +291,7 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
 
     const hooks = (await api('/v1/admin/webhooks')).json.data as Array<Record<string, unknown>>;
     const hook = hooks.find((h) => h.url === url)!;
-    expect(hook).toMatchObject({ events: ['alert.fired', 'key.created'], enabled: true });
+    expect(hook).toMatchObject({ events: ['alert.fired', 'key.created'], enabled: true, api_version: 'v1' });
     expect(hook).not.toHaveProperty('secret');
 
     await page.getByRole('button', { name: `Send a test to ${url}` }).click();
@@ -299,7 +301,7 @@ describe.runIf(chromiumAvailable)('admin billing, logs, alerts and webhooks', ()
     await page.getByRole('row', { name: /webhook\.test.*delivered.*200/ }).waitFor({ timeout: 15_000 });
     const arrived = receiver.received.filter((r) => r.path === `/hook-${marker}`);
     expect(arrived).toHaveLength(1);
-    expect(arrived[0]).toMatchObject({ signatureValid: true, json: { type: 'webhook.test', data: { webhook_id: hook.id } } });
+    expect(arrived[0]).toMatchObject({ signatureValid: true, json: { event: 'webhook.test', api_version: 'v1', data: { webhook_id: hook.id } } });
     await docScreenshot(page, 'webhooks');
 
     await page.getByRole('button', { name: /^Redeliver / }).click();

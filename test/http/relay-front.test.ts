@@ -131,7 +131,8 @@ describe.each([
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const alias = await call(`${s.url}/v1/chat`, { token: s.userToken, body: CHAT });
     expect(alias.status).toBe(200);
-    expect(alias.headers.get('deprecation')).toBe('true');
+    expect(alias.headers.get('deprecation')).toBe('@1711929600');
+    expect(alias.headers.get('sunset')).toBe('Wed, 30 Jun 2027 23:59:59 GMT');
     expect(alias.headers.get('link')).toContain('/v1/chat/completions');
   });
 

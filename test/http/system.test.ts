@@ -1,5 +1,7 @@
 /** The real server, embedded mode: health, version, error bodies, request ids, OpenAPI. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { migrations } from '../../migrations/index.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
 
 describe('HTTP server (embedded)', () => {
@@ -30,7 +32,28 @@ describe('HTTP server (embedded)', () => {
   it('answers /v1/system/version', async () => {
     const res = await call(`${s.url}/v1/system/version`);
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ version: '0.1.0', api_versions: ['v1'], default_api_version: 'v1', build: expect.any(String) });
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(pkg.version).toBe('2.0.0');
+    expect(res.json).toEqual({
+      version: '2.0.0',
+      api_versions: [
+        { version: 'v1', status: 'legacy' },
+        { version: 'v2', status: 'current' },
+      ],
+      default_api_version: 'v2',
+      build: expect.any(String),
+      releases: [
+        { version: '2.0.x', released: '2024-Q2', support: 'Current' },
+        { version: '1.9.x', released: expect.stringMatching(/^20\d\d-Q[1-4]$/), support: 'Maintenance' },
+        { version: '1.8.x', released: expect.stringMatching(/^20\d\d-Q[1-4]$/), support: 'Maintenance' },
+        { version: '1.7.x', released: expect.stringMatching(/^20\d\d-Q[1-4]$/), support: 'End of Life' },
+        { version: '1.6.x', released: expect.stringMatching(/^20\d\d-Q[1-4]$/), support: 'End of Life' },
+      ],
+      // The latest migration this server applied at its start.
+      schema_version: Object.keys(migrations).sort().at(-1),
+    });
+    const openapi = (await call(`${s.url}/openapi.json`)).json;
+    expect(Object.keys(openapi.paths['/v1/system/version'].get.responses['200'].content['application/json'].schema.properties)).toEqual(['version', 'api_versions', 'default_api_version', 'build', 'releases', 'schema_version']);
   });
 
   it('answers unknown routes with an OpenAI-style 404', async () => {

@@ -109,6 +109,8 @@ describe('config: API_VERSION', () => {
   it('refuses an API version this build does not speak', () => {
     expect(() => loadConfig({ SECRET, API_VERSION: 'v9' })).toThrow(/API_VERSION/);
     expect(() => loadConfig({ SECRET, API_VERSION: 'latest' })).toThrow(/API_VERSION/);
-    expect(loadConfig({ SECRET, API_VERSION: 'v1' }).api).toEqual({ version: 'v1', supportedVersions: ['v1'] });
+    expect(() => loadConfig({ SECRET, API_VERSION: 'v3' })).toThrow(/API_VERSION: v3 is not a supported API version \(supported: v1, v2\)/);
+    expect(loadConfig({ SECRET, API_VERSION: 'v1' }).api).toEqual({ version: 'v1', supportedVersions: ['v1', 'v2'] });
+    expect(loadConfig({ SECRET }).api).toEqual({ version: 'v2', supportedVersions: ['v1', 'v2'] });
   });
 });

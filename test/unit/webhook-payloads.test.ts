@@ -48,6 +48,12 @@ describe('webhook notices', () => {
     expect(payloadOf(notice, 'tenant-b')).toMatchObject({ tenant_id: 'tenant-b', api_version: 'v2', type: 'maintenance.changed', created_at: '2026-11-28T10:15:00.000Z' });
   });
 
+  it('renders the legacy v1 format for a v1 webhook: the same id and data, the 1.x names', () => {
+    const notice = noticeOf(stored('MaintenanceEnabled', 'maintenance-global', { message: 'm', by: 'op' }, undefined, '_system'))!;
+    const current = payloadOf(notice, 'tenant-b', 'v2');
+    expect(payloadOf(notice, 'tenant-b', 'v1')).toEqual({ id: current.id, event: 'maintenance.changed', api_version: 'v1', timestamp: Date.parse('2026-11-28T10:15:00.000Z') / 1000, tenant: 'tenant-b', data: current.data });
+  });
+
   it('channel health and settings changes', () => {
     expect(noticeOf(stored('ChannelHealthChanged', 'channel-c1', { healthy: false, cooldown_until: null, reason: 'upstream 500' }))).toMatchObject({ type: 'channel.health_changed', data: { channel_id: 'c1', healthy: false, reason: 'upstream 500' } });
     expect(noticeOf(stored('TenantSettingsChanged', 'settings-t1', { relay_api_enabled: false, by: 'a' }))).toMatchObject({ type: 'settings.changed', data: { changes: { relay_api_enabled: false }, by: 'a' } });

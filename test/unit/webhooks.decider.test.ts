@@ -7,7 +7,7 @@ import { DeciderSpec } from '../support/decider-spec.js';
 
 const spec = DeciderSpec.for(webhooks);
 const create = { type: 'CreateWebhook' as const, webhookId: 'wh_1', url: 'https://hooks.example.com/in', events: ['key.created'], secretSealed: 'v1.sealed', enabled: true, by: 'admin-1' };
-const created: WebhookEvent = { type: 'WebhookCreated', data: { webhook_id: 'wh_1', url: 'https://hooks.example.com/in', events: ['key.created'], secret_sealed: 'v1.sealed', enabled: true, by: 'admin-1' } };
+const created: WebhookEvent = { type: 'WebhookCreated', data: { webhook_id: 'wh_1', url: 'https://hooks.example.com/in', events: ['key.created'], secret_sealed: 'v1.sealed', enabled: true, api_version: 'v2', by: 'admin-1' } };
 const deleted: WebhookEvent = { type: 'WebhookDeleted', data: { by: null } };
 
 describe('webhook decider', () => {
@@ -60,6 +60,15 @@ describe('webhook decider', () => {
 
   it('folds history into state', () => {
     const { state } = spec.given([created, { type: 'WebhookUpdated', data: { url: 'https://b.example/', enabled: false, by: null } }]);
-    expect(state).toEqual({ exists: true, deleted: false, url: 'https://b.example/', events: ['key.created'], enabled: false });
+    expect(state).toEqual({ exists: true, deleted: false, url: 'https://b.example/', events: ['key.created'], enabled: false, apiVersion: 'v2' });
+    // A webhook made before 2.0 (no api_version in its event) has v2 payloads; a change to v1 is kept.
+    const { state: older } = spec.given([{ type: 'WebhookCreated', data: { webhook_id: 'wh_0', url: 'https://a.example/', events: ['*'], secret_sealed: 's', enabled: true, by: null } }, { type: 'WebhookUpdated', data: { api_version: 'v1', by: null } }]);
+    expect(older).toMatchObject({ apiVersion: 'v1' });
+  });
+
+  it('creates with the payload format asked (v2 when none) and changes it only when it differs', () => {
+    spec.given([]).when({ ...create, apiVersion: 'v1' }).then([{ ...created, data: { ...created.data, api_version: 'v1' } }] as WebhookEvent[]);
+    spec.given([created]).when({ type: 'UpdateWebhook', apiVersion: 'v2', by: 'a' }).thenNothingHappened();
+    spec.given([created]).when({ type: 'UpdateWebhook', apiVersion: 'v1', by: 'a' }).then([{ type: 'WebhookUpdated', data: { api_version: 'v1', by: 'a' } }]);
   });
 });

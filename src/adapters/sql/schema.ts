@@ -548,6 +548,8 @@ export interface WebhooksTable {
   events: string;
   secret_sealed: string;
   enabled: number;
+  /** The payload format: v2 or v1 (migration 0240). */
+  api_version: string;
   created_by: string | null;
   created_at: string;
   updated_at: string;

@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible relay endpoints on fastify. `/v1/chat/completions` and
- * `/api/v1/chat/completions` are the same handler; `/v1/chat` is a deprecated alias that says so
- * in a `Deprecation` header. The requests pass the relay gate (src/relay/gate.ts), shared with the
+ * `/api/v1/chat/completions` are the same handler; `/v1/chat` is an alias, deprecated in API v2
+ * (`Deprecation` and `Sunset` headers), plain in API v1 (docs/api-versions.md). The requests pass the relay gate (src/relay/gate.ts), shared with the
  * front server on the public port (src/api/relay-server.ts), which takes most chat traffic before
  * it reaches fastify; these routes answer what the front hands over (or everything, with
  * RELAY_HTTP_SERVER=fastify), and document the API.
@@ -13,6 +13,8 @@ import { ChatCompletion, ClientChatRequest } from '../../relay/schema.js';
 import { ModelList, type RelayGate } from '../../relay/gate.js';
 import { EmbeddingsRequest, EmbeddingsResponse } from '../../relay/embeddings-schema.js';
 import { embeddingsIngress } from '../../relay/ingress/embeddings.js';
+import type { ApiVersion } from '../../version.js';
+import { apiVersionOf } from '../api-version.js';
 import { errorResponseSchema } from '../errors.js';
 import { nodeRelayResponse } from '../node-relay-response.js';
 
@@ -43,7 +45,7 @@ export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
 /** The body reaches the gate as sent: it validates (and records refusals) itself. */
 const asSent = () => (data: unknown) => ({ value: data });
 
-export function relayRoutes(gate: RelayGate): FastifyPluginAsyncZod {
+export function relayRoutes(gate: RelayGate, defaultApiVersion: ApiVersion): FastifyPluginAsyncZod {
   return async (app) => {
     const schema = {
       tags: ['relay'],
@@ -62,12 +64,13 @@ export function relayRoutes(gate: RelayGate): FastifyPluginAsyncZod {
       },
     };
     for (const url of ['/v1/chat/completions', '/api/v1/chat/completions', '/v1/chat']) {
-      const deprecatedAlias = url === '/v1/chat';
+      const alias = url === '/v1/chat';
       const options = {
-        schema: deprecatedAlias ? { ...schema, deprecated: true, summary: 'Deprecated alias of /v1/chat/completions' } : schema,
+        schema: alias ? { ...schema, deprecated: true, summary: 'Deprecated alias of /v1/chat/completions (API v2: Deprecation and Sunset headers; API v1: a plain alias)' } : schema,
         validatorCompiler: asSent,
       };
       app.post(url, options, async (request, reply) => {
+        const deprecatedAlias = alias && apiVersionOf(request.headers, defaultApiVersion) === 'v2';
         await gate.chatCompletions(request, fastifyRelayResponse(reply), request.body, { deprecatedAlias });
         return reply;
       });

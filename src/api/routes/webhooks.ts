@@ -1,6 +1,6 @@
 /**
  * Webhooks (`/v1/admin/webhooks`, issue 19): a tenant's admins say where to be told what happens
- * (signed v2 payloads: src/webhooks/payloads.ts), see each delivery and ask for one again. Every
+ * (signed payloads in the webhook's api_version format: src/webhooks/payloads.ts), see each delivery and ask for one again. Every
  * route works within the admin's own tenant; another tenant's webhook is a 404 like a missing one.
  *
  * The secret that signs deliveries is sealed before it reaches the command; it is never answered
@@ -11,13 +11,14 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../../adapters/sql/schema.js';
 import { checkWebhookUrl, webhookNotFound, webhooks } from '../../commands/webhooks/decider.js';
-import { WEBHOOK_EVENT_TYPES, WebhookSubscription } from '../../commands/webhooks/events.js';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_PAYLOAD_VERSIONS, WebhookSubscription } from '../../commands/webhooks/events.js';
 import { SecretBox } from '../../crypto/secret-box.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { DELIVERY_STATUSES, findDelivery, findWebhook, listDeliveries, listWebhooks } from '../../queries/webhooks.js';
-import { deliveryIdOf, testNoticeKey } from '../../webhooks/payloads.js';
+import { deliveryIdOf, payloadVersionOf, testNoticeKey } from '../../webhooks/payloads.js';
 import { generateWebhookSecret } from '../../webhooks/signature.js';
 import { assertPublicHost, hostOf, TargetNotAllowedError } from '../../webhooks/targets.js';
+import { apiVersionOf } from '../api-version.js';
 import { requirePrincipal, requireRole } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { errorResponseSchema } from '../errors.js';
@@ -31,6 +32,9 @@ const Events = z
   .min(1)
   .max(WEBHOOK_EVENT_TYPES.length + 1)
   .describe(`payload types to receive: ${WEBHOOK_EVENT_TYPES.join(', ')}; or "*" for every type (new ones included)`);
+const PayloadVersion = z
+  .enum(WEBHOOK_PAYLOAD_VERSIONS)
+  .describe('payload format (docs/api-versions.md): v2 {id, type, api_version, created_at, tenant_id, data}; v1 (legacy) {id, event, api_version, timestamp, tenant, data}');
 const Secret = z.string().min(16).max(256).describe('signs each delivery (HMAC-SHA256); at least 16 characters');
 
 export const CreateWebhookRequest = z.object({
@@ -38,6 +42,7 @@ export const CreateWebhookRequest = z.object({
   events: Events,
   secret: Secret.optional().describe('omitted: one is generated and answered once, in this answer only'),
   enabled: z.boolean().default(true),
+  api_version: PayloadVersion.optional().describe("payload format; omitted: the request's API version (API-Version header, else API_VERSION)"),
 });
 
 export const UpdateWebhookRequest = z.object({
@@ -45,6 +50,7 @@ export const UpdateWebhookRequest = z.object({
   events: Events.optional(),
   secret: Secret.optional().describe('a new secret (rotation): deliveries are signed with it from now on'),
   enabled: z.boolean().optional(),
+  api_version: PayloadVersion.optional(),
 });
 
 export const WebhookView = z.object({
@@ -53,6 +59,7 @@ export const WebhookView = z.object({
   url: z.string(),
   events: z.array(z.string()),
   enabled: z.boolean(),
+  api_version: PayloadVersion,
   created_by: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -76,7 +83,7 @@ export const DeliveryView = z.object({
   last_attempt_at: z.string().nullable(),
   next_attempt_at: z.string().nullable().describe('pending: when the next attempt is due'),
   delivered_at: z.string().nullable(),
-  payload: z.record(z.string(), z.unknown()).describe('the v2 payload sent'),
+  payload: z.record(z.string(), z.unknown()).describe("the payload sent, in the webhook's api_version format"),
 });
 type DeliveryView = z.infer<typeof DeliveryView>;
 
@@ -100,6 +107,7 @@ export function webhookView(row: WebhooksTable): WebhookView {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     enabled: row.enabled === 1,
+    api_version: payloadVersionOf(row.api_version),
     created_by: row.created_by,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -176,7 +184,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         const result = await ctx.commands.execute(
           webhooks,
           id,
-          { type: 'CreateWebhook', webhookId: id, url: body.url, events: body.events, secretSealed: box.seal(body.secret ?? generated!), enabled: body.enabled, by: principal.userId },
+          { type: 'CreateWebhook', webhookId: id, url: body.url, events: body.events, secretSealed: box.seal(body.secret ?? generated!), enabled: body.enabled, apiVersion: body.api_version ?? apiVersionOf(request.headers, ctx.config.api.version), by: principal.userId },
           { tenantId: principal.tenantId, causationId: request.id },
         );
         await settle(result.position);
@@ -206,7 +214,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         const result = await ctx.commands.execute(
           webhooks,
           request.params.id,
-          { type: 'UpdateWebhook', url: body.url, events: body.events, secretSealed: body.secret === undefined ? undefined : box.seal(body.secret), enabled: body.enabled, by: principal.userId },
+          { type: 'UpdateWebhook', url: body.url, events: body.events, secretSealed: body.secret === undefined ? undefined : box.seal(body.secret), enabled: body.enabled, apiVersion: body.api_version, by: principal.userId },
           { tenantId: principal.tenantId, causationId: request.id },
         );
         await settle(result.position);

@@ -6,6 +6,7 @@
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { Decider } from '../decider.js';
 import { ALL_WEBHOOK_EVENTS, WebhookEvent, WebhookSubscription } from './events.js';
+import type { WebhookPayloadVersion } from '../../webhooks/payloads.js';
 
 export const WEBHOOK_URL_MAX = 2048;
 
@@ -15,6 +16,7 @@ export interface WebhookState {
   url: string;
   events: string[];
   enabled: boolean;
+  apiVersion: WebhookPayloadVersion;
 }
 
 export interface WebhookFields {
@@ -23,6 +25,8 @@ export interface WebhookFields {
   /** Sealed by the caller (SecretBox 'webhook-secrets'): the decider never sees the secret. */
   secretSealed: string;
   enabled: boolean;
+  /** The payload format (docs/api-versions.md); omitted at create: v2. */
+  apiVersion?: WebhookPayloadVersion;
 }
 
 export type WebhookCommand =
@@ -64,7 +68,7 @@ function live(state: WebhookState): void {
 
 export const webhooks: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
   category: 'webhook',
-  initialState: { exists: false, deleted: false, url: '', events: [], enabled: false },
+  initialState: { exists: false, deleted: false, url: '', events: [], enabled: false, apiVersion: 'v2' },
   events: WebhookEvent,
 
   decide(command, state) {
@@ -74,12 +78,12 @@ export const webhooks: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
         return [
           {
             type: 'WebhookCreated',
-            data: { webhook_id: command.webhookId, url: checkWebhookUrl(command.url), events: checkWebhookEvents(command.events), secret_sealed: command.secretSealed, enabled: command.enabled, by: command.by },
+            data: { webhook_id: command.webhookId, url: checkWebhookUrl(command.url), events: checkWebhookEvents(command.events), secret_sealed: command.secretSealed, enabled: command.enabled, api_version: command.apiVersion ?? 'v2', by: command.by },
           },
         ];
       case 'UpdateWebhook': {
         live(state);
-        const data: { url?: string; events?: string[]; secret_sealed?: string; enabled?: boolean; by: string | null } = { by: command.by };
+        const data: { url?: string; events?: string[]; secret_sealed?: string; enabled?: boolean; api_version?: WebhookPayloadVersion; by: string | null } = { by: command.by };
         if (command.url !== undefined) {
           const url = checkWebhookUrl(command.url);
           if (url !== state.url) data.url = url;
@@ -90,6 +94,7 @@ export const webhooks: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
         }
         if (command.secretSealed !== undefined) data.secret_sealed = command.secretSealed;
         if (command.enabled !== undefined && command.enabled !== state.enabled) data.enabled = command.enabled;
+        if (command.apiVersion !== undefined && command.apiVersion !== state.apiVersion) data.api_version = command.apiVersion;
         return Object.keys(data).length === 1 ? [] : [{ type: 'WebhookUpdated', data }];
       }
       case 'DeleteWebhook':
@@ -107,9 +112,9 @@ export const webhooks: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'WebhookCreated':
-        return { exists: true, deleted: false, url: event.data.url, events: event.data.events, enabled: event.data.enabled };
+        return { exists: true, deleted: false, url: event.data.url, events: event.data.events, enabled: event.data.enabled, apiVersion: event.data.api_version ?? 'v2' };
       case 'WebhookUpdated':
-        return { ...state, url: event.data.url ?? state.url, events: event.data.events ?? state.events, enabled: event.data.enabled ?? state.enabled };
+        return { ...state, url: event.data.url ?? state.url, events: event.data.events ?? state.events, enabled: event.data.enabled ?? state.enabled, apiVersion: event.data.api_version ?? state.apiVersion };
       case 'WebhookDeleted':
         return { ...state, deleted: true };
       case 'WebhookRedeliveryRequested':

@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 
+/** A webhook's payload formats (src/webhooks/payloads.ts renders them). */
+export const WEBHOOK_PAYLOAD_VERSIONS = ['v1', 'v2'] as const;
+
 /** The payload types a webhook can subscribe to (payloads: src/webhooks/payloads.ts). `*`: all of them. */
 export const WEBHOOK_EVENT_TYPES = [
   'alert.fired',
@@ -34,6 +37,8 @@ export const WebhookCreated = z.object({
     events: z.array(z.string()),
     secret_sealed: z.string(),
     enabled: z.boolean(),
+    /** The payload format (docs/api-versions.md); absent in events from before 2.0: v2. */
+    api_version: z.enum(WEBHOOK_PAYLOAD_VERSIONS).optional(),
     by: z.string().nullable(),
   }),
 });
@@ -46,6 +51,7 @@ export const WebhookUpdated = z.object({
     events: z.array(z.string()).optional(),
     secret_sealed: z.string().optional(),
     enabled: z.boolean().optional(),
+    api_version: z.enum(WEBHOOK_PAYLOAD_VERSIONS).optional(),
     by: z.string().nullable(),
   }),
 });

@@ -8,7 +8,7 @@ const rule = (kind: AlertRule['condition']['kind'], threshold: number): AlertRul
 const render = (r: AlertRule | null, lang: 'en' | 'cn' = 'en') =>
   renderToString(
     <I18nProvider lang={lang} setLang={() => {}}>
-      <RuleEditor rule={r} webhooks={[{ id: 'wh_a', url: 'https://hooks.example/a', events: ['*'], enabled: true, created_at: '' }]} onDone={() => {}} />
+      <RuleEditor rule={r} webhooks={[{ id: 'wh_a', url: 'https://hooks.example/a', events: ['*'], enabled: true, api_version: 'v2', created_at: '' }]} onDone={() => {}} />
     </I18nProvider>,
   );
 

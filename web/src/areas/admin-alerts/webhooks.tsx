@@ -19,6 +19,8 @@ export interface Webhook {
   url: string;
   events: string[];
   enabled: boolean;
+  /** The payload format (docs/api-versions.md). */
+  api_version: 'v1' | 'v2';
   created_at: string;
 }
 interface Delivery {
@@ -39,6 +41,7 @@ function WebhookEditor({ webhook, onDone }: { webhook: Webhook | null; onDone: (
   const [events, setEvents] = useState<string[]>(webhook?.events ?? ['*']);
   const [secret, setSecret] = useState('');
   const [enabled, setEnabled] = useState(webhook?.enabled ?? true);
+  const [apiVersion, setApiVersion] = useState<Webhook['api_version']>(webhook?.api_version ?? 'v2');
   const [noEvents, setNoEvents] = useState(false);
   const save = useAction((body: Record<string, unknown>) =>
     webhook ? api<Webhook>(`/v1/admin/webhooks/${webhook.id}`, { method: 'PATCH', body }) : api<Webhook & { secret?: string }>('/v1/admin/webhooks', { method: 'POST', body }),
@@ -48,7 +51,7 @@ function WebhookEditor({ webhook, onDone }: { webhook: Webhook | null; onDone: (
     e.preventDefault();
     if (events.length === 0) return setNoEvents(true);
     setNoEvents(false);
-    const body = { url: url.trim(), events: eventsBody(events), enabled, ...(secret && { secret }) };
+    const body = { url: url.trim(), events: eventsBody(events), enabled, api_version: apiVersion, ...(secret && { secret }) };
     const answer = await save.run(body);
     if (answer) onDone(webhook ? null : answer, true);
   };
@@ -70,6 +73,14 @@ function WebhookEditor({ webhook, onDone }: { webhook: Webhook | null; onDone: (
       </fieldset>
       <Field label={webhook ? t('newSecret') : t('secret')} hint={t('secretHint')}>
         {(id) => <input id={id} type="password" autoComplete="new-password" minLength={16} maxLength={256} value={secret} onChange={(e) => setSecret(e.target.value)} />}
+      </Field>
+      <Field label={t('payloadFormat')} hint={t('payloadFormatHint')}>
+        {(id) => (
+          <select id={id} value={apiVersion} onChange={(e) => setApiVersion(e.target.value as Webhook['api_version'])}>
+            <option value="v2">{t('payloadV2')}</option>
+            <option value="v1">{t('payloadV1')}</option>
+          </select>
+        )}
       </Field>
       <Toggle label={t('enabled')} checked={enabled} onChange={setEnabled} />
       {noEvents ? (
