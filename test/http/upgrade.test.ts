@@ -7,7 +7,7 @@
  * the `openai` SDK. Unsupported versions and dry runs change nothing; a run killed with SIGKILL
  * mid-import is resumed by running it again, without duplicates.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -327,6 +327,25 @@ describe('switchyard upgrade', () => {
       expect(result.stdout).toContain('upgraded to 2.0.0');
       const row = await withLegacy(legacy, (db) => db.selectFrom('files').select('path').where('id', '=', 2).executeTakeFirstOrThrow());
       expect(row.path).toBe(lost.path);
+    } finally {
+      await into.cleanup();
+      await legacy.cleanup();
+    }
+  });
+
+  it.skipIf(spawnSync('sh', ['-c', 'command -v script']).status !== 0)('on a terminal the long steps draw a progress bar, redrawn in place', { timeout: 120_000 }, async () => {
+    const legacy = legacyPlace('sqlite');
+    const into = target('embedded');
+    try {
+      const fixture = await fixtureOf(legacy, '1.9.0');
+      // `script` runs the command on a pseudo-terminal, as an operator's shell would.
+      const output = await new Promise<string>((resolve) => {
+        execFile('script', ['-qec', `"${TSX}" "${CLI}" upgrade --from "${legacy.url}" --uploads "${legacy.uploads}"`, '/dev/null'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...into.env } }, (_error, stdout) => resolve(stdout));
+      });
+      const n = fixture.counts.messages;
+      expect(output).toMatch(new RegExp(`\\r2\\.0\\.0 messages {2}\\[=+>? *\\] {2}${n}/${n} {2}100%`));
+      expect(output).toMatch(/\r2\.0\.0 renaming files {2}\[/);
+      expect(output).toContain('upgraded to 2.0.0');
     } finally {
       await into.cleanup();
       await legacy.cleanup();
