@@ -85,6 +85,8 @@ function target(mode: 'embedded' | 'distributed', dialect: ServerDialect = 'mysq
       LOG_DIR: join(dataDir, 'logs'),
       LOG_FILES_ENABLED: 'false',
       LOG_LEVEL: 'warn',
+      // Not UTC: the drivers read 1.x DATETIMEs as local time, the upgrade must still read UTC.
+      TZ: 'Asia/Tokyo',
       ADMIN_EMAIL: TEST_ADMIN.email,
       ADMIN_PASSWORD: TEST_ADMIN.password,
       ...modeEnv.env,
@@ -183,7 +185,10 @@ describe('switchyard upgrade', () => {
       // The fixture's duplicate upload shares its twin's file.
       expect(listFiles(legacy.uploads)).toEqual([...new Set(files.map((f) => String(f.path)))].sort());
     });
+    // No secret in anything the command printed: neither a 1.x key nor a provider key.
     expect(output).not.toContain(fixture.sample_key);
+    expect(output).not.toMatch(/sk-[A-Za-z0-9]{48}/);
+    expect(output).not.toContain('sk-ant-api03-');
 
     const s = await startApp(into.appEnv, { keepDataDir: into.dataDir });
     try {
@@ -193,6 +198,13 @@ describe('switchyard upgrade', () => {
       expect(await count('users', 'user', fixture.counts.users)).toBe(fixture.counts.users);
       expect(await count('conversations', 'conversation', fixture.counts.conversations)).toBe(fixture.counts.conversations);
       expect(await count('api_keys', 'key', fixture.counts.api_keys)).toBe(fixture.counts.api_keys);
+      // Key state: user 2's key expires in 2099 (from 1.8 on), the admin's old CI key (the last one) is revoked.
+      const keys = await db.selectFrom('api_keys').select(['id', 'policy', 'revoked']).where('id', 'in', idsOf('key', fixture.counts.api_keys)).execute();
+      const keyById = new Map(keys.map((k) => [k.id, k]));
+      expect(Number(keyById.get(importedId('switchyard-1', 'key', fixture.counts.api_keys))!.revoked)).toBe(1);
+      expect(Number(keyById.get(importedId('switchyard-1', 'key', 1))!.revoked)).toBe(0);
+      const expiry = (JSON.parse(String(keyById.get(importedId('switchyard-1', 'key', 2))!.policy)) as { expires_at: string | null }).expires_at;
+      expect(expiry).toBe(fixture.version >= '1.8.0' ? '2099-01-01T00:00:00.000Z' : null);
       expect(await count('presets', 'preset', fixture.counts.presets)).toBe(fixture.counts.presets);
       expect(await count('channels', 'channel', fixture.counts.channels)).toBe(fixture.counts.channels);
       expect(await count('files', 'file', fixture.counts.files)).toBe(fixture.counts.files);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseFileIds, parseMapping, splitModels } from '../../src/upgrade/import.js';
 import { schemaMarkdown } from '../../src/upgrade/legacy/schema-doc.js';
-import { compareVersions, schemaAt, sqlType } from '../../src/upgrade/legacy/schema.js';
+import { compareVersions, isoTime, schemaAt, sqlType } from '../../src/upgrade/legacy/schema.js';
 import { contentHashPath, contentTypeOf } from '../../src/upgrade/steps.js';
 import { upgradePath } from '../../src/upgrade/upgrade.js';
 
@@ -64,6 +64,13 @@ describe('upgrade: row conversions', () => {
     expect(parseFileIds('[3, 5]')).toEqual([3, 5]);
     expect(parseFileIds('')).toEqual([]);
     expect(parseFileIds('{"a":1}')).toEqual([]);
+  });
+
+  it('reads 1.x times as UTC, whether the driver gives text (SQLite) or a local-time Date (mysql2, pg)', () => {
+    expect(isoTime('2099-01-01 00:00:00')).toBe('2099-01-01T00:00:00.000Z');
+    expect(isoTime(new Date(2099, 0, 1, 0, 0, 0))).toBe('2099-01-01T00:00:00.000Z');
+    expect(isoTime(null)).toBeUndefined();
+    expect(isoTime('not a time')).toBeUndefined();
   });
 
   it('names uploads by content hash, and guesses 1.7 content types from extensions', () => {

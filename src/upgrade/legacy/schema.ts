@@ -350,7 +350,8 @@ export function sqlTime(date: Date): string {
 /** A TIMESTAMP/DATETIME as read back (a Date from mysql2/pg, text from SQLite) as ISO 8601 UTC. */
 export function isoTime(value: unknown): string | undefined {
   if (value === null || value === undefined) return undefined;
-  if (value instanceof Date) return value.toISOString();
+  // mysql2 and pg read a DATETIME / TIMESTAMP WITHOUT TIME ZONE as local time; 1.x wrote UTC.
+  if (value instanceof Date) return new Date(Date.UTC(value.getFullYear(), value.getMonth(), value.getDate(), value.getHours(), value.getMinutes(), value.getSeconds(), value.getMilliseconds())).toISOString();
   const text = String(value);
   const date = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`);
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
