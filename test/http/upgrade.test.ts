@@ -417,9 +417,13 @@ describe('switchyard upgrade', () => {
     }
   });
 
-  it('killed with SIGKILL while importing, a second run resumes: every row once', { timeout: 240_000 }, async () => {
-    const legacy = legacyPlace('sqlite');
-    const into = target('embedded');
+  for (const [dialect, mode] of [
+    ['sqlite', 'embedded'],
+    ['mysql', 'distributed'],
+  ] as const) {
+  it.skipIf(dialect === 'mysql' && !(services.mysql && services.nats && services.redis))(`killed with SIGKILL while importing (${dialect} into ${mode}), a second run resumes: every row once`, { timeout: 240_000 }, async () => {
+    const legacy = legacyPlace(dialect);
+    const into = target(mode);
     try {
       const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: 8000 });
       // One process (tsx as a loader): SIGKILL must hit the upgrade itself.
@@ -469,4 +473,5 @@ describe('switchyard upgrade', () => {
       await legacy.cleanup();
     }
   });
+  }
 });
