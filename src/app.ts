@@ -19,6 +19,7 @@ import { loadRbac } from './auth/rbac.js';
 import { RecoveryCodeHasher } from './auth/recovery-codes.js';
 import { createTokenService } from './auth/tokens.js';
 import { bootstrap } from './bootstrap.js';
+import { createDefaultChannels } from './bootstrap/default-channels.js';
 import { CommandBus } from './commands/bus.js';
 import type { Config } from './config.js';
 import { checkOcrLanguages } from './files/processing/ocr-languages.js';
@@ -125,6 +126,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   if (config.files.engine === 'builtin' && config.files.ocr.enabled) checkOcrLanguages(config.files.ocr);
   const logHub = logHubOf(logger);
   const systemLog = logger.child({ category: 'system' });
+  // Renamed and removed variables (2.0), once per start; the message names the variable, never its value.
+  for (const warning of config.warnings) systemLog.warn({ component: 'config', event: 'config_warning', variable: warning.variable }, warning.message);
   const stores = await openStores(config, logger).catch((error: unknown) => {
     systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not open the stores');
     throw error;
@@ -177,6 +180,15 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     await seedQuotaCounters(sql.db, counters);
     // First start: the default tenant and the root admin, projected before the first login.
     const bootstrapped = await bootstrap(store, commands, config, logger);
+    // <PROVIDER>_API_KEY variables: a channel each when the default tenant has none yet, routable before serving.
+    const channelsCreated = await createDefaultChannels(config.defaultChannels, {
+      commands,
+      db: sql.db,
+      secrets,
+      logger,
+      channelsCaughtUp: async () => runner.waitFor(await store.headPosition(), { projections: ['channels'], timeoutMs: 60_000 }),
+    });
+    if (channelsCreated > 0) await Promise.all([runner.waitFor(channelsCreated, { projections: ['channels'] }), views.channels.waitFor(channelsCreated)]);
     // Built-in presets new or newer in the data files (once across instances), projected before serving.
     const presetsPublished = await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
     if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });
