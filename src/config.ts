@@ -428,7 +428,7 @@ export function renamedEnv(present: Record<string, string>): { env: Record<strin
       warnings.push({ variable: 'JWT_SECRET', message: 'JWT_SECRET is ignored: SECRET is set (JWT_SECRET was renamed SECRET in 2.0; remove it)' });
     }
   }
-  for (const [variable, message] of Object.entries(REMOVED_IN_2_0)) if (present[variable] !== undefined) warnings.push({ variable, message });
+  for (const [variable, message] of Object.entries(REMOVED_IN_2_0)) if (Object.hasOwn(present, variable)) warnings.push({ variable, message });
   return { env, warnings, secretFrom };
 }
 

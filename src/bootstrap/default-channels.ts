@@ -19,6 +19,7 @@ import type { CommandBus } from '../commands/bus.js';
 import { DEFAULT_TENANT } from '../commands/tenants/decider.js';
 import { maskSecret, type SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
+import { ownValue } from '../own.js';
 import type { Logger } from '../logger.js';
 import type { ReadModelDb } from '../projections/runtime/projection.js';
 import type { ChannelType } from '../relay/channel.js';
@@ -101,7 +102,7 @@ function baseUrlProblem(text: string): string | null {
  */
 export function defaultChannelsFromEnv(env: Readonly<Record<string, string | undefined>>): EnvChannels {
   const value = (name: string) => {
-    const text = env[name]?.trim();
+    const text = ownValue(env, name)?.trim();
     return text ? text : undefined;
   };
   const result: EnvChannels = { channels: [], problems: [], ignored: [] };
