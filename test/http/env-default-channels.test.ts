@@ -1,0 +1,187 @@
+/**
+ * `<PROVIDER>_API_KEY` default channels and the 2.0 renames, on the real server in both modes: an
+ * installation started with OPENAI_API_KEY (and OPENAI_BASE_URL at a fake OpenAI) has an `openai`
+ * channel that relays for the official SDK; a restart creates nothing again; an admin's deletion
+ * is not undone by a restart; two distributed instances starting together create one channel.
+ * Every log line is captured (trace level, before any scrubbing): the key is never in one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ENV_CHANNEL_MODELS } from '../../src/bootstrap/default-channels.js';
+import type { Logger } from '../../src/logger.js';
+import { call, startApp, type RunningApp } from '../support/app.js';
+import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
+import { appModes, type ModeEnv } from '../support/modes.js';
+import { sdk } from '../support/relay.js';
+
+const services = inject('services');
+const urls = inject('serviceUrls');
+const MODES = appModes(services, urls);
+
+interface LogLine {
+  level: number;
+  msg: string;
+  event?: string;
+  variable?: string;
+  provider?: string;
+  channel_name?: string;
+}
+
+/** Every line the app writes, as written (a plain pino logger: no redaction to hide a leak). */
+function capturingLogger(): { logger: Logger; lines: LogLine[]; raw: string[] } {
+  const lines: LogLine[] = [];
+  const raw: string[] = [];
+  const logger = pino({ level: 'trace' }, {
+    write: (line: string) => {
+      raw.push(line);
+      lines.push(JSON.parse(line) as LogLine);
+    },
+  });
+  return { logger, lines, raw };
+}
+
+const created = (lines: LogLine[]) => lines.filter((l) => l.event === 'default_channel_created');
+
+describe.each(MODES.map((m) => [m.name, m] as const))('default channels from OPENAI_API_KEY (%s)', (_name, mode) => {
+  const apiKey = `sk-env-${randomBytes(12).toString('hex')}`;
+  let upstream: OpenAiFake;
+  let stores: ModeEnv = { env: {}, cleanup: async () => undefined };
+  const dataDir = mkdtempSync(join(tmpdir(), 'sy-env-channels-'));
+  const logs: string[] = [];
+  const env = () => ({
+    ...stores.env,
+    HEALTH_CHECK_ENABLED: 'false',
+    OPENAI_API_KEY: apiKey,
+    OPENAI_BASE_URL: upstream.baseUrl,
+    JWT_SECRET: 'an-old-1x-jwt-secret-value',
+    LEGACY_AUTH_ENABLED: 'true',
+    OLD_API_FORMAT: 'true',
+  });
+  /** Starts an instance on this suite's stores (the data dir is kept: restarts in embedded mode). */
+  async function start(): Promise<{ s: RunningApp; lines: LogLine[] }> {
+    const capture = capturingLogger();
+    const s = await startApp(env(), { logger: capture.logger, keepDataDir: dataDir });
+    logs.push(...capture.raw);
+    return { s, lines: capture.lines };
+  }
+  const channelList = async (s: RunningApp) => {
+    const res = await call(`${s.url}/v1/admin/channels`, { token: s.adminToken });
+    expect(res.status).toBe(200);
+    return res.json.data as Array<Record<string, unknown>>;
+  };
+  const eventsOf = async (s: RunningApp) => (await s.app.ctx.store.readStream('channel-ch_default_openai')).map((e) => e.type);
+
+  beforeAll(async () => {
+    if (!mode.enabled) return;
+    upstream = await startOpenAiFake({ apiKey });
+    stores = mode.env();
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    await stores.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it.runIf(mode.enabled)('first start: an enabled openai channel with the usual models relays for the SDK; the renames are logged; the key is not', async () => {
+    const { s, lines } = await start();
+    try {
+      const list = await channelList(s);
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatchObject({ id: 'ch_default_openai', name: 'openai', type: 'openai', enabled: true, base_url: upstream.baseUrl, models: [...ENV_CHANNEL_MODELS.openai], priority: 0, weight: 1 });
+      expect(list[0]!.key).toBe(`sk-****${apiKey.slice(-4)}`);
+
+      const completion = await sdk(s).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi through the default channel' }] });
+      expect(completion.choices[0]!.message.content).toBe('Hello! You said: hi through the default channel');
+      const sent = upstream.requests.at(-1)!;
+      expect(sent.headers.authorization).toBe(`Bearer ${apiKey}`);
+      expect((sent.json as { model: string }).model).toBe('gpt-4o-mini');
+
+      expect(created(lines).map((l) => [l.level, l.provider, l.channel_name, l.msg])).toEqual([[30, 'openai', 'openai', 'default channel "openai" (openai) created from OPENAI_API_KEY']]);
+      const warnings = lines.filter((l) => l.event === 'config_warning');
+      expect(warnings.map((l) => [l.level, l.variable])).toEqual([
+        [40, 'JWT_SECRET'],
+        [40, 'LEGACY_AUTH_ENABLED'],
+        [40, 'OLD_API_FORMAT'],
+      ]);
+      expect(warnings[0]!.msg).toBe('JWT_SECRET is ignored: SECRET is set (JWT_SECRET was renamed SECRET in 2.0; remove it)');
+    } finally {
+      await s.app.close();
+    }
+  });
+
+  it.runIf(mode.enabled)('a restart creates no second channel and logs no creation', async () => {
+    const { s, lines } = await start();
+    try {
+      expect((await channelList(s)).map((c) => c.id)).toEqual(['ch_default_openai']);
+      expect(await eventsOf(s)).toEqual(['ChannelCreated']);
+      expect(created(lines)).toEqual([]);
+      // The renames are logged at every start (once each).
+      expect(lines.filter((l) => l.event === 'config_warning').map((l) => l.variable)).toEqual(['JWT_SECRET', 'LEGACY_AUTH_ENABLED', 'OLD_API_FORMAT']);
+    } finally {
+      await s.app.close();
+    }
+  });
+
+  it.runIf(mode.enabled)('after an admin deletes it, a restart does not create it again', async () => {
+    const first = await start();
+    try {
+      const res = await call(`${first.s.url}/v1/admin/channels/ch_default_openai`, { method: 'DELETE', token: first.s.adminToken });
+      expect(res.status).toBe(200);
+    } finally {
+      await first.s.app.close();
+    }
+    const { s, lines } = await start();
+    try {
+      expect(await channelList(s)).toEqual([]);
+      expect(await eventsOf(s)).toEqual(['ChannelCreated', 'ChannelDeleted']);
+      expect(created(lines)).toEqual([]);
+      const refused = await sdk(s).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).catch((error: { status?: number }) => error);
+      expect((refused as { status?: number }).status).toBeGreaterThanOrEqual(400);
+    } finally {
+      await s.app.close();
+    }
+  });
+
+  it.runIf(mode.enabled)('no log line of any start holds the key', () => {
+    expect(logs.length).toBeGreaterThan(20);
+    expect(logs.filter((line) => line.includes(apiKey))).toEqual([]);
+    expect(logs.filter((line) => line.includes(apiKey.slice(7)))).toEqual([]); // not even without its prefix
+  });
+});
+
+describe.runIf(MODES[1]!.enabled)('default channels: two distributed instances starting together', () => {
+  let stores: ModeEnv;
+  afterAll(async () => {
+    await stores?.cleanup();
+  });
+
+  it('create one channel per provider and log each creation once', async () => {
+    stores = MODES[1]!.env();
+    const keys = { OPENAI_API_KEY: `sk-race-${randomBytes(8).toString('hex')}`, ANTHROPIC_API_KEY: `sk-ant-race-${randomBytes(8).toString('hex')}` };
+    const env = { ...stores.env, HEALTH_CHECK_ENABLED: 'false', ...keys };
+    const captures = [capturingLogger(), capturingLogger()];
+    const [a, b] = await Promise.all(captures.map(({ logger }) => startApp(env, { logger })));
+    try {
+      for (const s of [a!, b!]) {
+        await s.app.ctx.runner.waitFor(await s.app.ctx.store.headPosition(), { projections: ['channels'] });
+        const list = (await call(`${s.url}/v1/admin/channels`, { token: s.adminToken })).json.data as Array<{ id: string; name: string }>;
+        expect(list.map((c) => [c.id, c.name]).sort()).toEqual([
+          ['ch_default_anthropic', 'anthropic'],
+          ['ch_default_openai', 'openai'],
+        ]);
+      }
+      expect(await a!.app.ctx.store.readStream('channel-ch_default_openai')).toHaveLength(1);
+      expect(await a!.app.ctx.store.readStream('channel-ch_default_anthropic')).toHaveLength(1);
+      const lines = captures.flatMap((c) => created(c.lines));
+      expect(lines.map((l) => l.provider).sort()).toEqual(['anthropic', 'openai']);
+      const raw = captures.flatMap((c) => c.raw);
+      for (const key of Object.values(keys)) expect(raw.filter((line) => line.includes(key))).toEqual([]);
+    } finally {
+      await Promise.all([a?.close(), b?.close()]);
+    }
+  });
+});
