@@ -126,8 +126,6 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   if (config.files.engine === 'builtin' && config.files.ocr.enabled) checkOcrLanguages(config.files.ocr);
   const logHub = logHubOf(logger);
   const systemLog = logger.child({ category: 'system' });
-  // Renamed and removed variables (2.0), once per start; the message names the variable, never its value.
-  for (const warning of config.warnings) systemLog.warn({ component: 'config', event: 'config_warning', variable: warning.variable }, warning.message);
   const stores = await openStores(config, logger).catch((error: unknown) => {
     systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not open the stores');
     throw error;
@@ -145,6 +143,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         },
       })
     : null;
+  // Renamed and removed variables (2.0), once per start (in the log files too); the message names the variable, never its value.
+  for (const warning of config.warnings) systemLog.warn({ component: 'config', event: 'config_warning', variable: warning.variable }, warning.message);
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
   const projectionsLog = logger.child({ component: 'projections' });

@@ -6,13 +6,14 @@
  * Every log line is captured (trace level, before any scrubbing): the key is never in one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ENV_CHANNEL_MODELS } from '../../src/bootstrap/default-channels.js';
-import type { Logger } from '../../src/logger.js';
+import { TokenService } from '../../src/auth/tokens.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { appModes, type ModeEnv } from '../support/modes.js';
@@ -182,6 +183,31 @@ describe.runIf(MODES[1]!.enabled)('default channels: two distributed instances s
       for (const key of Object.values(keys)) expect(raw.filter((line) => line.includes(key))).toEqual([]);
     } finally {
       await Promise.all([a?.close(), b?.close()]);
+    }
+  });
+});
+
+describe('JWT_SECRET alone (a 1.x environment file)', () => {
+  it('keys the server like SECRET would, and the warning reaches the system log file without the value', async () => {
+    const jwtSecret = `jwt-${randomBytes(12).toString('hex')}`;
+    const stdout: string[] = [];
+    const s = await startApp({ SECRET: '', JWT_SECRET: jwtSecret, LOG_FILES_ENABLED: 'true' }, { logger: createLogger('info', { write: (line: string) => void stdout.push(line) }) });
+    try {
+      // The token the server issued at login verifies with a key derived from JWT_SECRET's value.
+      const principal = await new TokenService(jwtSecret, 60_000).verifyAccessToken(s.adminToken);
+      expect(principal).toMatchObject({ userId: s.adminUserId, tenantId: 'default', role: 'admin' });
+      await expect(new TokenService(`${jwtSecret}-other`, 60_000).verifyAccessToken(s.adminToken)).rejects.toThrow();
+      await s.app.logFiles!.flush();
+      const day = new Date().toISOString().slice(0, 10);
+      const system = readFileSync(join(s.dataDir, 'logs', day, 'system.log'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: string; event: string; message: string; details: Record<string, unknown> });
+      const warnings = system.filter((e) => e.event === 'config_warning');
+      expect(warnings.map((e) => [e.level, e.message, e.details.variable])).toEqual([
+        ['WARNING', 'JWT_SECRET is deprecated: it was renamed SECRET in 2.0. It is used because SECRET is not set; rename it to SECRET', 'JWT_SECRET'],
+      ]);
+      expect(stdout.filter((line) => line.includes('config_warning'))).toHaveLength(1);
+      expect([...stdout, readFileSync(join(s.dataDir, 'logs', day, 'system.log'), 'utf8')].filter((text) => text.includes(jwtSecret))).toEqual([]);
+    } finally {
+      await s.close();
     }
   });
 });
