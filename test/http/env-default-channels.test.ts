@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ENV_CHANNEL_MODELS } from '../../src/bootstrap/default-channels.js';
+import { createDefaultChannels, defaultChannelsFromEnv, ENV_CHANNEL_MODELS } from '../../src/bootstrap/default-channels.js';
 import { TokenService } from '../../src/auth/tokens.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
@@ -206,6 +206,39 @@ describe('JWT_SECRET alone (a 1.x environment file)', () => {
       ]);
       expect(stdout.filter((line) => line.includes('config_warning'))).toHaveLength(1);
       expect([...stdout, readFileSync(join(s.dataDir, 'logs', day, 'system.log'), 'utf8')].filter((text) => text.includes(jwtSecret))).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('createDefaultChannels on a started installation (embedded)', () => {
+  it('creates nothing while the read model may be behind, then seals the key when it is current', async () => {
+    const key = `sk-direct-${randomBytes(8).toString('hex')}`;
+    const { logger, lines, raw } = capturingLogger();
+    const s = await startApp({ HEALTH_CHECK_ENABLED: 'false' });
+    try {
+      const { ctx } = s.app;
+      const wanted = defaultChannelsFromEnv({ DEEPSEEK_API_KEY: key }).channels;
+      const deps = { commands: ctx.commands, db: ctx.sql.db, secrets: ctx.secrets, logger, channelsCaughtUp: async () => Promise.reject(new Error('projection timed out')) };
+      expect(await createDefaultChannels(wanted, deps)).toBe(0);
+      expect(await ctx.store.readStream('channel-ch_default_deepseek')).toEqual([]);
+      expect(lines.filter((l) => l.event === 'default_channels_skipped')).toHaveLength(1);
+
+      const caughtUp = async () => ctx.runner.waitFor(await ctx.store.headPosition(), { projections: ['channels'] });
+      const position = await createDefaultChannels(wanted, { ...deps, channelsCaughtUp: caughtUp });
+      expect(position).toBeGreaterThan(0);
+      await ctx.runner.waitFor(position, { projections: ['channels'] });
+      const row = await ctx.sql.db.selectFrom('channels').selectAll().where('id', '=', 'ch_default_deepseek').executeTakeFirstOrThrow();
+      expect([row.tenant_id, row.name, row.type, row.base_url, JSON.parse(row.models)]).toEqual(['default', 'deepseek', 'deepseek', null, [...ENV_CHANNEL_MODELS.deepseek]]);
+      expect(row.key_sealed).not.toContain(key);
+      expect(ctx.secrets.open(row.key_sealed)).toBe(key);
+      const events = await ctx.store.readStream('channel-ch_default_deepseek');
+      expect(JSON.stringify(events)).not.toContain(key);
+      // The tenant has a channel now: another call creates nothing, even for another provider.
+      expect(await createDefaultChannels(defaultChannelsFromEnv({ GROQ_API_KEY: 'gsk-other' }).channels, { ...deps, channelsCaughtUp: caughtUp })).toBe(0);
+      expect(await ctx.store.readStream('channel-ch_default_groq')).toEqual([]);
+      expect(raw.filter((line) => line.includes(key))).toEqual([]);
     } finally {
       await s.close();
     }
