@@ -19,6 +19,7 @@ import { loadRbac } from './auth/rbac.js';
 import { RecoveryCodeHasher } from './auth/recovery-codes.js';
 import { createTokenService } from './auth/tokens.js';
 import { bootstrap } from './bootstrap.js';
+import { createDefaultChannels } from './bootstrap/default-channels.js';
 import { CommandBus } from './commands/bus.js';
 import type { Config } from './config.js';
 import { checkOcrLanguages } from './files/processing/ocr-languages.js';
@@ -142,6 +143,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         },
       })
     : null;
+  // Renamed and removed variables (2.0), once per start (in the log files too); the message names the variable, never its value.
+  for (const warning of config.warnings) systemLog.warn({ component: 'config', event: 'config_warning', variable: warning.variable }, warning.message);
   const { store, sql, counters } = stores;
   const metrics = new Metrics();
   const projectionsLog = logger.child({ component: 'projections' });
@@ -177,6 +180,15 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     await seedQuotaCounters(sql.db, counters);
     // First start: the default tenant and the root admin, projected before the first login.
     const bootstrapped = await bootstrap(store, commands, config, logger);
+    // <PROVIDER>_API_KEY variables: a channel each when the default tenant has none yet, routable before serving.
+    const channelsCreated = await createDefaultChannels(config.defaultChannels, {
+      commands,
+      db: sql.db,
+      secrets,
+      logger,
+      channelsCaughtUp: async () => runner.waitFor(await store.headPosition(), { projections: ['channels'], timeoutMs: 60_000 }),
+    });
+    if (channelsCreated > 0) await Promise.all([runner.waitFor(channelsCreated, { projections: ['channels'] }), views.channels.waitFor(channelsCreated)]);
     // Built-in presets new or newer in the data files (once across instances), projected before serving.
     const presetsPublished = await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
     if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });

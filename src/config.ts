@@ -6,6 +6,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { defaultChannelsFromEnv, type DefaultChannel } from './bootstrap/default-channels.js';
 import { ConfigError } from './errors.js';
 import { parseIpRule } from './relay/access/ip-rules.js';
 import { API_VERSIONS, isApiVersion, type ApiVersion } from './version.js';
@@ -394,15 +395,54 @@ export interface Config {
   };
   alerts: { enabled: boolean; evaluationIntervalMs: number };
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number; retryForMs: number; retryBaseMs: number; pollIntervalMs: number; deliveryRetentionMs: number };
+  /** Variables renamed or removed in 2.0, or set without effect: the app logs each once at startup. */
+  warnings: ConfigWarning[];
+  /** Channels `<PROVIDER>_API_KEY` variables ask for (created at first start: src/bootstrap/default-channels.ts). */
+  defaultChannels: DefaultChannel[];
+}
+
+export interface ConfigWarning {
+  variable: string;
+  message: string;
+}
+
+/** Variables of 1.x that 2.0 removed: what replaced them (the warning says so; startup goes on). */
+const REMOVED_IN_2_0: Record<string, string> = {
+  LEGACY_AUTH_ENABLED:
+    'LEGACY_AUTH_ENABLED was removed in 2.0 and is ignored: the 1.x login is gone; users sign in with access and refresh tokens (POST /v1/auth/login) and programs use API keys',
+  OLD_API_FORMAT: 'OLD_API_FORMAT was removed in 2.0 and is ignored: the API version is API_VERSION (v1 legacy, v2 current), or chosen per request (docs/api-versions.md)',
+};
+
+/**
+ * The 2.0 renames, before validation: JWT_SECRET stands in for a missing SECRET (and is ignored
+ * when SECRET is set); removed variables are named. Values are never part of a warning.
+ */
+export function renamedEnv(present: Record<string, string>): { env: Record<string, string>; warnings: ConfigWarning[]; secretFrom: 'SECRET' | 'JWT_SECRET' } {
+  const warnings: ConfigWarning[] = [];
+  let env = present;
+  let secretFrom: 'SECRET' | 'JWT_SECRET' = 'SECRET';
+  if (present.JWT_SECRET !== undefined) {
+    if (present.SECRET === undefined) {
+      env = { ...present, SECRET: present.JWT_SECRET };
+      secretFrom = 'JWT_SECRET';
+      warnings.push({ variable: 'JWT_SECRET', message: 'JWT_SECRET is deprecated: it was renamed SECRET in 2.0. It is used because SECRET is not set; rename it to SECRET' });
+    } else {
+      warnings.push({ variable: 'JWT_SECRET', message: 'JWT_SECRET is ignored: SECRET is set (JWT_SECRET was renamed SECRET in 2.0; remove it)' });
+    }
+  }
+  for (const [variable, message] of Object.entries(REMOVED_IN_2_0)) if (Object.hasOwn(present, variable)) warnings.push({ variable, message });
+  return { env, warnings, secretFrom };
 }
 
 /** Validates the environment and builds the Config. Throws ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings count as unset, as in most twelve-factor tooling.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = EnvSchema.safeParse(present);
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const renamed = renamedEnv(present);
+  const parsed = EnvSchema.safeParse(renamed.env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    const nameOf = (path: string) => (path === 'SECRET' && renamed.secretFrom === 'JWT_SECRET' ? 'JWT_SECRET (read as SECRET)' : path || '(env)');
+    const lines = parsed.error.issues.map((issue) => `${nameOf(issue.path.join('.'))}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
@@ -412,6 +452,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!isApiVersion(e.API_VERSION)) {
     throw new ConfigError(`Invalid configuration:\n  API_VERSION: ${e.API_VERSION} is not a supported API version (supported: ${supportedVersions.join(', ')})`);
   }
+  const envChannels = defaultChannelsFromEnv(present);
+  if (envChannels.problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${envChannels.problems.map((p) => `${p.variable}: ${p.message}`).join('\n  ')}`);
   const dataDir = e.DATA_DIR;
   const dialect = e.SQLDB_DIALECT;
   const archiveDir = e.USAGE_ARCHIVE_DIR ?? `${dataDir}/archive`;
@@ -515,6 +557,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollIntervalMs: e.WEBHOOK_POLL_INTERVAL,
       deliveryRetentionMs: e.WEBHOOK_DELIVERY_RETENTION,
     },
+    warnings: [...renamed.warnings, ...envChannels.ignored],
+    defaultChannels: envChannels.channels,
   };
 }
 

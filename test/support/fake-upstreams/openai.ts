@@ -68,16 +68,18 @@ export interface OpenAiFake extends FakeUpstream {
   extraHeaders: Record<string, string>;
 }
 
-export async function startOpenAiFake(): Promise<OpenAiFake> {
+/** `apiKey`: the key it accepts (default `test-key`, the one test/support/relay.ts gives channels). */
+export async function startOpenAiFake(options: { apiKey?: string } = {}): Promise<OpenAiFake> {
+  const apiKey = options.apiKey ?? 'test-key';
   const extraHeaders: Record<string, string> = {};
   const fake = await startFake(async (req: RecordedRequest, res, self) => {
-    if (req.method === 'POST' && (req.path === '/v1/responses' || req.path === '/openai/v1/responses')) return responses(req, res, self, req.path !== '/v1/responses', extraHeaders);
+    if (req.method === 'POST' && (req.path === '/v1/responses' || req.path === '/openai/v1/responses')) return responses(req, res, self, req.path !== '/v1/responses', extraHeaders, apiKey);
     const azure = req.path.startsWith('/openai/deployments/');
     const embeddings = req.path === '/v1/embeddings' || (azure && /^\/openai\/deployments\/[^/]+\/embeddings\?api-version=/.test(req.path));
     if (req.method !== 'POST' || !(embeddings || req.path === '/v1/chat/completions' || (azure && /\/chat\/completions\?api-version=/.test(req.path)))) {
       return error(res, 404, `no route ${req.method} ${req.path}`);
     }
-    const authorised = azure ? req.headers['api-key'] === 'test-key' : req.headers.authorization === 'Bearer test-key';
+    const authorised = azure ? req.headers['api-key'] === apiKey : req.headers.authorization === `Bearer ${apiKey}`;
     if (!authorised) return error(res, 401, 'Incorrect API key provided');
     const mode = self.mode;
     if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
@@ -158,8 +160,8 @@ function lastUserInput(body: ResponsesBody): string {
 let responseCount = 0;
 
 /** The Responses API, as OpenAI answers it (the body's own fields echoed, as OpenAI does). */
-async function responses(req: RecordedRequest, res: ServerResponse, self: FakeUpstream, azure: boolean, extraHeaders: Record<string, string>) {
-  const authorised = azure ? req.headers['api-key'] === 'test-key' : req.headers.authorization === 'Bearer test-key';
+async function responses(req: RecordedRequest, res: ServerResponse, self: FakeUpstream, azure: boolean, extraHeaders: Record<string, string>, apiKey: string) {
+  const authorised = azure ? req.headers['api-key'] === apiKey : req.headers.authorization === `Bearer ${apiKey}`;
   if (!authorised) return error(res, 401, 'Incorrect API key provided');
   const mode = self.mode;
   if (mode.kind === 'error') return error(res, mode.status, mode.message ?? `fake error ${mode.status}`, mode.retryAfterSeconds);
