@@ -195,7 +195,8 @@ function codeOf(error: unknown): string | null {
 
 /** Opens Switchyard as the environment configures it (bootstrapped, projectors running) and writes into it. */
 export async function openImportSink(config: Config, logger: Logger, options: ImportSinkOptions): Promise<ImportSink> {
-  const app = await createApp(config, logger);
+  // <PROVIDER>_API_KEY channels are for a first start; an import brings its own channels.
+  const app = await createApp({ ...config, defaultChannels: [] }, logger);
   return new AppImportSink(app, options);
 }
 
