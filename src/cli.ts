@@ -40,7 +40,10 @@ import { Role, TokenService } from './auth/tokens.js';
 import { loadConfig, parseDuration, type Config } from './config.js';
 import { ConfigError, UsageError } from './errors.js';
 import { VERSION } from './version.js';
+import { ownValue } from './own.js';
 import { startProgress, type Progress } from './imports/progress.js';
+import { askInitAnswers, initChannel, initSnippet, runInit, type InitAnswers } from './bootstrap/init.js';
+import { ENV_CHANNEL_KINDS, envNamesOf } from './bootstrap/default-channels.js';
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from './auth/passwords.js';
 import { createUser } from './commands/users/create-user.js';
@@ -58,6 +61,9 @@ import { UPGRADE_USAGE, upgradeCommand, upgradeNeedsNoSecret } from './upgrade/c
 
 const USAGE = `usage: switchyard <command>
   serve                                   run the server
+  init [--provider KIND --key KEY [--base-url URL] [--models a,b] [--key-name NAME]]
+                                          the first channel and an API key, and a snippet to paste
+                                          (asks on a terminal; else flags or one <PROVIDER>_API_KEY)
   projections status                      position and lag of every projection
   projections rebuild <name>... | --all   drop projections' tables and replay the log (one pass)
   projections quarantine list [<name>] [--all]
@@ -369,6 +375,26 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'upgrade':
       return upgradeCommand(argv.slice(1), config);
+    case 'init': {
+      const { values } = options('init', {
+        args: argv.slice(1),
+        options: { provider: { type: 'string' }, key: { type: 'string' }, 'base-url': { type: 'string' }, models: { type: 'string' }, 'key-name': { type: 'string', default: 'init' } },
+      });
+      let answers: InitAnswers = { provider: values.provider, key: values.key, baseUrl: values['base-url'], models: values.models };
+      const envHasKey = ENV_CHANNEL_KINDS.some((kind) => ownValue(process.env, envNamesOf(kind).apiKey));
+      if (process.stdin.isTTY && (answers.provider === undefined ? !envHasKey : answers.key === undefined)) answers = await askInitAnswers(answers);
+      const channel = initChannel(answers, process.env);
+      const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+      const result = await runInit(config, logger, channel, values['key-name']);
+      const model = result.channel.models[0]!;
+      console.log(`channel  ${result.channel.name} (${channel.kind}) ${result.channel.created ? 'created' : 'already there, kept'}; models: ${result.channel.models.join(', ')}`);
+      console.log(`API key  ${result.apiKey}   (shown once; owned by the root admin)`);
+      console.log('');
+      console.log(`Start the server (npm start, or switchyard serve) and try it:`);
+      console.log('');
+      console.log(initSnippet(`http://localhost:${config.server.port}`, result.apiKey, model));
+      return 0;
+    }
     case 'token': {
       const { values } = options('token', {
         args: [sub ?? '', ...rest].filter(Boolean),
