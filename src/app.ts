@@ -3,6 +3,7 @@
  * schema migrations, starts the projectors and live views, and builds the HTTP server.
  * Nothing else in the code base decides which adapter runs.
  */
+import { ConfigError } from './errors.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
@@ -353,14 +354,18 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     async listen() {
       let url: string;
       const kind = config.server.httpServer;
-      if (kind !== 'fastify') {
-        await server.ready();
-        const create = kind === 'lean' ? createLeanRelayServer : createNodeRelayServer;
-        const created = create(ctx, server.server, bodyLimitOf(config));
-        front = created;
-        url = await listenOn(created, listenOptionsOf(config));
-      } else {
-        url = await server.listen(listenOptionsOf(config));
+      try {
+        if (kind !== 'fastify') {
+          await server.ready();
+          const create = kind === 'lean' ? createLeanRelayServer : createNodeRelayServer;
+          const created = create(ctx, server.server, bodyLimitOf(config));
+          front = created;
+          url = await listenOn(created, listenOptionsOf(config));
+        } else {
+          url = await server.listen(listenOptionsOf(config));
+        }
+      } catch (error) {
+        throw listenError(error, 'SERVER_PORT', config.server.host, config.server.port);
       }
       let metricsUrl: string | null = null;
       if (config.metrics.enabled) {
@@ -370,6 +375,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
             metrics.projectionLag.set({ projection: s.name }, s.lag);
             metrics.projectionQuarantined.set({ projection: s.name }, s.quarantined);
           }
+        }).catch((error: unknown) => {
+          throw listenError(error, 'METRICS_PORT', config.server.host, config.metrics.port);
         });
         const address = metricsServer.address();
         const port = typeof address === 'object' && address ? address.port : config.metrics.port;
@@ -418,6 +425,15 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
  * How the public port listens, on either server. The backlog is raised from Node's 511: a burst of
  * thousands of connections overflowed it (the kernel caps it at net.core.somaxconn).
  */
+/** A port that cannot be listened on, said in one line naming the setting (the CLI prints ConfigErrors as they are). */
+function listenError(error: unknown, setting: 'SERVER_PORT' | 'METRICS_PORT', host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') return new ConfigError(`${setting}: port ${port} on ${host} is already in use by another process: stop it or set ${setting} to a free port${setting === 'METRICS_PORT' ? ' (9090 is also Prometheus\'s own default port)' : ''}`);
+  if (code === 'EACCES') return new ConfigError(`${setting}: not allowed to listen on port ${port} (ports below 1024 need privileges): set ${setting} to a port of 1024 or more`);
+  if (code === 'EADDRNOTAVAIL') return new ConfigError(`HOST: ${host} is not an address of this machine (${setting} ${port})`);
+  return error;
+}
+
 export function listenOptionsOf(config: Config): { host: string; port: number; backlog: number } {
   return { host: config.server.host, port: config.server.port, backlog: config.server.listenBacklog };
 }

@@ -5,7 +5,9 @@
  * or for a service account it makes, a real user listed with the tenant's users.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApp, TEST_SECRET, type RunningApp } from '../support/app.js';
@@ -133,6 +135,24 @@ describe('switchyard CLI: pipes, bad input, help, tokens', () => {
     const replay = await onTerminal('audit replay');
     expect(replay).toMatch(/\rreplaying \w+ \(log position\) {2}\[/);
   }, 60_000);
+
+  it.each(['SERVER_PORT', 'METRICS_PORT'])('serve with %s taken: one line naming it, exit 1', async (setting) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const dataDir = mkdtempSync(join(tmpdir(), 'sy-port-'));
+    try {
+      const ports = setting === 'SERVER_PORT' ? { SERVER_PORT: String(port), METRICS_PORT: '0' } : { SERVER_PORT: '0', METRICS_PORT: String(port) };
+      const outcome = await new Promise<Outcome>((resolve) =>
+        execFile(TSX, [CLI, 'serve'], { env: { ...env(), DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...ports }, timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+      );
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr.trim()).toBe(`${setting}: port ${port} on 127.0.0.1 is already in use by another process: stop it or set ${setting} to a free port${setting === 'METRICS_PORT' ? " (9090 is also Prometheus's own default port)" : ''}`);
+    } finally {
+      taken.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('token refuses a user that does not exist; --service-account makes a real, listed user whose token works', async () => {
     const missing = await cli('token', '--user', 'ops', '--role', 'admin');
