@@ -161,6 +161,9 @@ export interface ImportSinkOptions {
   dryRun?: boolean;
 }
 
+/** How long close() waits for the projections to show an import. */
+const PROJECTION_WAIT_MS = 15 * 60_000;
+
 const ID_PREFIX: Record<ImportKind, string> = { user: 'usr_', channel: 'ch_', key: 'key_', preset: 'pst_', conversation: 'conv_', message: 'msg_', file: 'file-' };
 
 /** `<prefix><24 url-safe chars of sha256(source/kind/legacy id)>`: stable across runs, distinct per source. */
@@ -412,7 +415,8 @@ class AppImportSink implements ImportSink {
 
   async close(): Promise<void> {
     try {
-      if (this.lastPosition > 0) await Promise.all([this.ctx.runner.waitFor(this.lastPosition), this.ctx.views.waitFor(this.lastPosition)]);
+      // A large import leaves the projectors minutes behind on a busy database: wait for them (bounded).
+      if (this.lastPosition > 0) await Promise.all([this.ctx.runner.waitFor(this.lastPosition, { timeoutMs: PROJECTION_WAIT_MS }), this.ctx.views.waitFor(this.lastPosition, PROJECTION_WAIT_MS)]);
     } finally {
       await this.app.close();
     }

@@ -128,6 +128,19 @@ export interface Attempt {
 }
 
 /**
+ * The answer when nothing can serve `model`: 404 model_not_found for a model no channel of the
+ * tenant lists (SDKs retry 503s: a typo would be tried three times over), naming the models
+ * served; 503 no_available_channels with Retry-After when channels list it but none is usable now.
+ */
+function noCandidate(router: Router, tenantId: string, model: string): AppError {
+  const why = router.whyNoCandidate(tenantId, model);
+  if (why.kind === 'unavailable') return new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels', { 'retry-after': String(why.retryAfterSeconds) });
+  const served = router.models(tenantId);
+  const shown = served.length > 20 ? `${served.slice(0, 20).join(', ')} and ${served.length - 20} more (GET /v1/models)` : served.join(', ');
+  return new AppError(404, 'invalid_request_error', 'model_not_found', `no available channels for model ${model}: no channel serves it. Models served: ${shown || 'none (add a channel)'}`, {}, 'model');
+}
+
+/**
  * What one kind of request (chat, embeddings) does at each attempt; the attempt loop (routing
  * order, retries, backoff, health) is shared. Made once per relay: no per-request closure.
  */
@@ -232,9 +245,7 @@ export class Relay {
       const preferred = preferredProviders(this.deps.tenantSettings(exchange.tenantId));
       let candidates = this.deps.router.candidates({ tenantId: exchange.tenantId, model, providers, preferred });
       if (serves !== undefined) candidates = candidates.filter((c) => serves(PROVIDERS[c.channel.type]));
-      if (candidates.length === 0) {
-        throw new ServiceUnavailableError(`no available channels for model ${model}`, 'no_available_channels');
-      }
+      if (candidates.length === 0) throw noCandidate(this.deps.router, exchange.tenantId, model);
       await this.attempt(operation.exchange(exchange, body, model, gone), candidates, operation);
     } finally {
       response.offClose(onClose);

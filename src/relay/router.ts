@@ -87,6 +87,24 @@ export class Router {
     return [...names].sort();
   }
 
+  /**
+   * Why `model` has no candidate: `unknown` when no channel of the tenant lists it in any state
+   * (a typo: 404, not worth a retry), else `unavailable` with the seconds until the first
+   * cooldown ends (disabled or unhealthy channels: a minute, when an admin may have acted).
+   */
+  whyNoCandidate(tenantId: string, model: string, now = Date.now()): { kind: 'unknown' } | { kind: 'unavailable'; retryAfterSeconds: number } {
+    let soonest = Infinity;
+    let listed = false;
+    for (const entry of this.directory().values()) {
+      const c = entry.channel;
+      if (c.tenantId !== tenantId || servedModel(c, model) === null) continue;
+      listed = true;
+      if (c.enabled && entry.cooldownUntil > now) soonest = Math.min(soonest, entry.cooldownUntil);
+    }
+    if (!listed) return { kind: 'unknown' };
+    return { kind: 'unavailable', retryAfterSeconds: Number.isFinite(soonest) ? Math.max(1, Math.ceil((soonest - now) / 1000)) : 60 };
+  }
+
   /** Every model the tenant's usable channels serve, with what each serves (for GET /v1/models). */
   capabilities(tenantId: string): Map<string, Set<ModelCapability>> {
     const served = new Map<string, Set<ModelCapability>>();

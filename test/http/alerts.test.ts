@@ -212,6 +212,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('alerts (%s)', (_name, mod
     const admin = await loggedInUser(s, 'admin');
     const user = await loggedInUser(s, 'user', admin.tenantId);
     const channel = await createChannel(s, { type: 'openai', name: 'flaky', base_url: upstream.baseUrl, models: ['m'] }, admin.token);
+    // A model only a switched-off channel lists: no_available_channels (a model nobody lists is model_not_found).
+    await createChannel(s, { type: 'openai', name: 'switched-off', base_url: upstream.baseUrl, models: ['nope'], enabled: false }, admin.token);
     const made = [];
     for (const body of [
       { name: 'No channel', condition: { kind: 'no_available_channels', threshold: 1, window: 600 } },

@@ -165,19 +165,19 @@ describe('authentication', () => {
 
   it('refuses a disabled user on the relay at once, with a token whose signature check is cached (header and cookie)', async () => {
     const user = await newUser();
-    // No channel serves the model: an authenticated caller gets as far as routing (503).
+    // No channel serves the model: an authenticated caller gets as far as routing (404 model_not_found).
     const chat = (auth: { token: string } | { headers: Record<string, string> }) =>
       call(`${s.url}/v1/chat/completions`, { ...auth, body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } });
     const cookie = { headers: { cookie: `sy_session=${user.tokens.access_token}` } };
-    expect((await chat({ token: user.tokens.access_token })).json.error.code).toBe('no_available_channels'); // verified (and cached) once
-    expect((await chat(cookie)).json.error.code).toBe('no_available_channels');
+    expect((await chat({ token: user.tokens.access_token })).json.error.code).toBe('model_not_found'); // verified (and cached) once
+    expect((await chat(cookie)).json.error.code).toBe('model_not_found');
     await call(`${s.url}/v1/admin/users/${user.id}/disable`, { method: 'POST', token: s.adminToken });
     expect((await chat({ token: user.tokens.access_token })).json).toEqual(UNAUTHORIZED);
     expect((await chat(cookie)).json).toEqual(UNAUTHORIZED);
     expect((await chat({ token: 'not-a-token' })).json).toEqual(UNAUTHORIZED);
     expect((await call(`${s.url}/v1/chat/completions`, { body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } })).json).toEqual(UNAUTHORIZED);
     await call(`${s.url}/v1/admin/users/${user.id}/enable`, { method: 'POST', token: s.adminToken });
-    expect((await chat({ token: user.tokens.access_token })).json.error.code).toBe('no_available_channels');
+    expect((await chat({ token: user.tokens.access_token })).json.error.code).toBe('model_not_found');
   });
 
   it("refuses the users of a disabled tenant at once, and the tenant's logins", async () => {

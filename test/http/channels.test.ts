@@ -101,7 +101,10 @@ describe('channel admin API', () => {
     // Tenant B's users cannot route to tenant A's channels either.
     const userB = (await loggedInUser(s, 'user', otherTenantId)).token;
     const res = await call(`${s.url}/v1/chat/completions`, { token: userB, body: { model: 'tenant-a-model', messages: [{ role: 'user', content: 'x' }] } });
-    expect(res.status).toBe(503);
+    // As for a model nobody serves: tenant A's channels are not even hinted at.
+    expect(res.status).toBe(404);
+    expect(res.json.error.code).toBe('model_not_found');
+    expect(res.json.error.message).not.toContain('tenant-a-model,');
   });
 
   it('tests a channel with one real probe and records the result and health', async () => {

@@ -167,7 +167,7 @@ describe('POST /v1/embeddings on every kind that embeds', () => {
     expect(await refuse({ model: 'claude-chat', input: 'a' })).toMatchObject({ code: 'no_available_channels' });
     expect(fakes.get('anthropic')!.requests).toHaveLength(0);
     // Names every plain object inherits are no model of anyone's (never a 500).
-    for (const model of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) expect(await refuse({ model, input: 'a' }), model).toMatchObject({ code: 'no_available_channels' });
+    for (const model of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) expect(await refuse({ model, input: 'a' }), model).toMatchObject({ code: 'model_not_found' });
   });
 
   it('tests a channel whose first model is an embedding model with an embeddings request', async () => {

@@ -349,7 +349,7 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
       for (const name of names) {
         const headers = { 'content-type': 'application/json', 'x-api-key': key };
         const message = await fetch(`${s.url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify({ model: name, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
-        expect([name, message.status]).toEqual([name, 503]);
+        expect([name, message.status]).toEqual([name, 404]);
         expect(((await message.json()) as Json).type).toBe('error');
         const counted = await fetch(`${s.url}/v1/messages/count_tokens`, { method: 'POST', headers, body: JSON.stringify({ model: name, messages: [{ role: 'user', content: 'hi' }] }) });
         expect([name, counted.status]).toEqual([name, 404]);
@@ -358,7 +358,7 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         expect([name, field.status]).toEqual([name, 400]);
       }
       const events = await usageEvents(s);
-      expect(events.filter((e) => names.includes(e.model_requested as string)).every((e) => e.status === 503)).toBe(true);
+      expect(events.filter((e) => names.includes(e.model_requested as string)).every((e) => e.status === 404)).toBe(true);
     });
 
     describe('count_tokens', () => {
@@ -463,15 +463,15 @@ function suite(name: string, setup: () => Setup, enabled: boolean, kindsToRun: C
         expect(((await refused.json()) as Json).error).toMatchObject({ type: 'rate_limit_error', message: expect.stringMatching(/^rate_limit_exceeded: /) });
       });
 
-      it('403 permission_error for a model the key may not use; 503 overloaded_error when no channel serves it', async () => {
+      it('403 permission_error for a model the key may not use; 404 not_found_error when no channel serves it', async () => {
         const created = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'one-model', user_id: 'user-1', permissions: { models: ['limited-model'] } } });
         const restricted = (created.json as { key: string }).key;
         const refused = await post({ model: kinds[0]!.model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': restricted });
         expect(refused.status).toBe(403);
         expect(((await refused.json()) as Json).error).toMatchObject({ type: 'permission_error', message: expect.stringMatching(/^model_not_allowed: /) });
         const unknown = await post({ model: 'no-such-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
-        expect(unknown.status).toBe(503);
-        expect(((await unknown.json()) as Json).error.type).toBe('overloaded_error');
+        expect(unknown.status).toBe(404);
+        expect(((await unknown.json()) as Json).error).toMatchObject({ type: 'not_found_error', message: expect.stringMatching(/no available channels for model no-such-model/) });
       });
 
       it('an upstream error mid-stream ends the stream with an error event the SDK raises', async () => {

@@ -69,11 +69,11 @@ describe.each(modes)('Object.prototype names and poison events (%s)', (mode, ena
         const who = `${name} (${token === apiKey ? 'API key' : 'session'})`;
         // The model itself (a channel's model_mapping and an API key's aliases are looked up by it).
         const byModel = await chat(token, { model: name });
-        expect(byModel.status, who).toBe(503);
-        expect(byModel.json.error, who).toMatchObject({ code: 'no_available_channels', type: expect.any(String) });
+        expect(byModel.status, who).toBe(404);
+        expect(byModel.json.error, who).toMatchObject({ code: 'model_not_found', type: expect.any(String) });
         // The request's own model_mapping, with another alias in it.
         const byMapping = await chat(token, { model: name, model_mapping: { other: { actual_model: 'gpt-a' } } });
-        expect(byMapping.json.error?.code, who).toBe('no_available_channels');
+        expect(byMapping.json.error?.code, who).toBe('model_not_found');
         // provider_config names no channel type or name.
         const byProvider = await chat(token, { model: 'gpt-a', provider_config: { primary: name } });
         expect(byProvider.json.error?.code, who).toBe('no_available_channels');

@@ -77,7 +77,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('relay gate: one usage eve
       [200, null],
       [400, 'invalid_request'],
       [404, 'preset_not_found'],
-      [503, 'no_available_channels'],
+      [404, 'model_not_found'],
       [403, 'model_not_allowed'],
       [200, null],
       [200, null],

@@ -2,6 +2,7 @@
  * The relay end to end: the official OpenAI SDK as the client, the real server, channels created
  * through the admin API, and fake upstreams speaking the real wire format.
  */
+import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
@@ -119,10 +120,23 @@ describe('relay with an OpenAI upstream', () => {
     expect(backup.requests[0]!.json).not.toHaveProperty('model_mapping');
   });
 
-  it("answers 503 no_available_channels when nothing serves the model", async () => {
+  it('answers 404 model_not_found, naming the models served, for a model no channel lists (SDKs do not retry it)', async () => {
     const res = await call(`${s.url}/v1/chat/completions`, { token: s.userToken, body: { model: 'nope-1', messages: [{ role: 'user', content: 'x' }] } });
+    expect(res.status).toBe(404);
+    expect(res.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    expect(res.json.error.message).toMatch(/^no available channels for model nope-1: no channel serves it\. Models served: .*gpt-4o-mini/);
+    const before = upstream.requests.length;
+    await expect(sdk(s).chat.completions.create({ model: 'gpt-4o-mnii', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('answers 503 no_available_channels with Retry-After when the channels listing the model are disabled', async () => {
+    const created = await call(`${s.url}/v1/admin/channels`, { token: s.adminToken, body: { name: 'switched-off', type: 'openai', base_url: upstream.baseUrl, key: 'test-key', models: ['off-model'], enabled: false } });
+    expect(created.status).toBe(201);
+    const res = await call(`${s.url}/v1/chat/completions`, { token: s.userToken, body: { model: 'off-model', messages: [{ role: 'user', content: 'x' }] } });
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: { message: 'no available channels for model nope-1', type: 'service_unavailable', code: 'no_available_channels', param: null } });
+    expect(res.headers.get('retry-after')).toBe('60');
+    expect(res.json).toEqual({ error: { message: 'no available channels for model off-model', type: 'service_unavailable', code: 'no_available_channels', param: null } });
   });
 
   it('answers a bad body with a 400 naming the field', async () => {
@@ -207,7 +221,7 @@ describe('relay with an OpenAI upstream', () => {
       stream: false,
     });
     expect(ok!.latency_ms).toBeGreaterThan(0);
-    expect(none).toMatchObject({ status: 503, error_code: 'no_available_channels', channel_id: null, attempts: 0 });
+    expect(none).toMatchObject({ status: 404, error_code: 'model_not_found', channel_id: null, attempts: 0 });
     expect(bad).toMatchObject({ status: 400, error_code: 'invalid_request' });
   });
 

@@ -254,7 +254,7 @@ describe('the Responses API (embedded)', () => {
   it('treats Object.prototype names as any unknown name: model, ids, metadata keys', async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
       const model = await call(`${s.url}/v1/responses`, { token: s.userToken, body: { model: name, input: 'x' } });
-      expect(model.json.error.code).toBe('no_available_channels');
+      expect(model.json.error.code).toBe('model_not_found');
       const chained = await call(`${s.url}/v1/responses`, { token: s.userToken, body: { model: 'openai-model', input: 'x', previous_response_id: name } });
       expect(chained.json.error.code).toBe('previous_response_not_found');
       expect((await call(`${s.url}/v1/responses/${encodeURIComponent(name)}`, { token: s.userToken })).status).toBe(404);

@@ -81,7 +81,7 @@ describe('usage', () => {
     });
     expect(ok.latency_ms as number).toBeGreaterThan(0);
     const failed = rows.find((r) => r.request_id === requestIds.failed![0])!;
-    expect(failed).toMatchObject({ status: 503, error: true, error_code: 'no_available_channels', total_tokens: 0, channel_id: null });
+    expect(failed).toMatchObject({ status: 404, error: true, error_code: 'model_not_found', total_tokens: 0, channel_id: null });
     // Newest first, and pages of 2 cover the same rows exactly once.
     const started = rows.map((r) => r.started_at as string);
     expect([...started].sort().reverse()).toEqual(started);
