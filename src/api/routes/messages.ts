@@ -71,6 +71,7 @@ export function messagesRoutes(gate: RelayGate): FastifyPluginAsyncZod {
           response: {
             200: MessagesResponse.describe('with stream: true, a text/event-stream of message_start, ping, content_block_start/delta/stop, message_delta, message_stop (error on an in-stream failure)'),
             ...errors,
+            404: errorResponse('not_found_error: model_not_found (no channel serves the model)'),
             502: errorResponse('api_error: the upstream failed'),
             503: errorResponse('overloaded_error: no_available_channels, upstream_busy, maintenance'),
             504: errorResponse('timeout_error: upstream_timeout'),

@@ -54,7 +54,7 @@ export function responseRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           response: {
             200: ResponseObject.describe('with stream: true, a text/event-stream of Responses events (response.created ... response.completed), each with sequence_number'),
             400: errorResponseSchema('invalid_json, invalid_request (a field; param names it), unsupported_parameter (built-in tools, other item kinds, input_file without file_id; param names the field)'),
-            404: errorResponseSchema('previous_response_not_found (missing, deleted, or not yours), file_not_found (an input_file / input_image file_id that is not yours, or none; param input[i].content[j].file_id)'),
+            404: errorResponseSchema('model_not_found (no channel of the tenant lists the model), previous_response_not_found (missing, deleted, or not yours), file_not_found (an input_file / input_image file_id that is not yours, or none; param input[i].content[j].file_id)'),
             409: errorResponseSchema('file_not_ready (a file still being processed, or whose processing failed: the message says why)'),
             502: errorResponseSchema('upstream_error, upstream_auth_failed, upstream_unavailable, bad_upstream_response, upstream_response_too_large'),
             503: errorResponseSchema('no_available_channels, upstream_busy, maintenance'),
