@@ -11,7 +11,7 @@
  * An endpoint plugs in with an `Ingress`: how its body becomes the relay's request.
  */
 import { z } from 'zod';
-import { NotFoundError, type AppError } from '../errors.js';
+import { AppError, NotFoundError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
 import { keyAllowsModel, type ActiveKey } from '../views/keys.js';
@@ -71,6 +71,8 @@ export const ModelList = z.object({
   ),
 });
 export type ModelList = z.infer<typeof ModelList>;
+export const ModelObject = ModelList.shape.data.element;
+export type ModelObject = z.infer<typeof ModelObject>;
 
 /** Whether a key may use a model (GET /v1/models lists only those). */
 export function isModelAllowed(key: ActiveKey, model: string): boolean {
@@ -110,6 +112,13 @@ export class RelayGate {
     const served = this.deps.relay.capabilities(caller.tenantId);
     const models = [...served.keys()].filter((id) => !key || isModelAllowed(key, id)).sort();
     return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard', capabilities: [...served.get(id)!].sort() })) };
+  }
+
+  /** GET /v1/models/{model} (the SDKs' models.retrieve): one of those, else 404 model_not_found. */
+  async model(request: HttpRequestLike, id: string): Promise<ModelObject> {
+    const found = (await this.models(request)).data.find((m) => m.id === id);
+    if (!found) throw new AppError(404, 'invalid_request_error', 'model_not_found', `The model '${id}' does not exist or you do not have access to it.`, {}, 'model');
+    return found;
   }
 
   /**

@@ -130,6 +130,18 @@ describe('relay with an OpenAI upstream', () => {
     expect(upstream.requests.length).toBe(before);
   });
 
+  it('GET /v1/models/{model}: the SDK retrieves a model the caller may use (ids with a slash too); 404 model_not_found otherwise', async () => {
+    await createChannel(s, { type: 'openrouter', name: 'router', base_url: upstream.baseUrl, models: ['vendor/model-x'] });
+    const model = await sdk(s).models.retrieve('gpt-4o-mini');
+    expect(model).toMatchObject({ id: 'gpt-4o-mini', object: 'model', owned_by: 'switchyard', capabilities: ['chat'] });
+    expect((await sdk(s).models.retrieve('vendor/model-x')).id).toBe('vendor/model-x');
+    const raw = await call(`${s.url}/v1/models/vendor/model-x`, { token: s.userToken });
+    expect(raw.json.id).toBe('vendor/model-x');
+    await expect(sdk(s).models.retrieve('gpt-4o-mnii')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const missing = await call(`${s.url}/v1/models/gpt-4o-mnii`, { token: s.userToken });
+    expect(missing.json.error).toMatchObject({ code: 'model_not_found', type: 'invalid_request_error', param: 'model' });
+  });
+
   it('answers 503 no_available_channels with Retry-After when the channels listing the model are disabled', async () => {
     const created = await call(`${s.url}/v1/admin/channels`, { token: s.adminToken, body: { name: 'switched-off', type: 'openai', base_url: upstream.baseUrl, key: 'test-key', models: ['off-model'], enabled: false } });
     expect(created.status).toBe(201);

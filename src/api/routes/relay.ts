@@ -6,11 +6,12 @@
  * it reaches fastify; these routes answer what the front hands over (or everything, with
  * RELAY_HTTP_SERVER=fastify), and document the API.
  */
+import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
 import type { HeaderValue, RelayResponse } from '../../http-exchange.js';
 import { ChatCompletion, ClientChatRequest } from '../../relay/schema.js';
-import { ModelList, type RelayGate } from '../../relay/gate.js';
+import { ModelList, ModelObject, type RelayGate } from '../../relay/gate.js';
 import { EmbeddingsRequest, EmbeddingsResponse } from '../../relay/embeddings-schema.js';
 import { embeddingsIngress } from '../../relay/ingress/embeddings.js';
 import type { ApiVersion } from '../../version.js';
@@ -19,6 +20,15 @@ import { errorResponseSchema } from '../errors.js';
 import { nodeRelayResponse } from '../node-relay-response.js';
 
 /** The relay's response side on a fastify reply: whole answers through fastify, streams on the raw response. */
+/** The id as sent: a router may hand `%2F` over still encoded (a malformed escape is taken as written). */
+function decodedOnce(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 export function fastifyRelayResponse(reply: FastifyReply): RelayResponse {
   const raw = nodeRelayResponse(reply.raw);
   return {
@@ -105,5 +115,18 @@ export function relayRoutes(gate: RelayGate, defaultApiVersion: ApiVersion): Fas
     );
 
     app.get('/v1/models', { schema: { tags: ['relay'], summary: 'Models the caller may use', response: { 200: ModelList } } }, (request) => gate.models(request));
+    // A wildcard: model ids may hold a "/" (openrouter's `openai/gpt-4o`), sent raw or as %2F.
+    app.get(
+      '/v1/models/*',
+      {
+        schema: {
+          tags: ['relay'],
+          summary: 'One model the caller may use (the SDKs\' models.retrieve)',
+          params: z.object({ '*': z.string().describe('the model id') }),
+          response: { 200: ModelObject, 404: errorResponseSchema('model_not_found (no channel serves it, or the API key may not use it)') },
+        },
+      },
+      (request) => gate.model(request, decodedOnce(request.params['*'])),
+    );
   };
 }
