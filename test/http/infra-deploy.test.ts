@@ -173,8 +173,8 @@ describe.each(MODES.map((m) => [m.name, m] as const))('infra/kubernetes: the pro
     const ready = await fetch(`${app.url}${probePath('readinessProbe').path}`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ ready: true, mode: mode.name });
-    // A probe on a path the server does not have would fail for ever.
-    expect((await fetch(`${app.url}/healthz`)).status).toBe(404);
+    // A probe on a path the server does not have would fail for ever (under /health: not the web UI's page fallback).
+    expect((await fetch(`${app.url}/health/nope`)).status).toBe(404);
   });
 });
 
