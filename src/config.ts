@@ -82,6 +82,8 @@ export const EnvSchema = z.object({
   HTTP_LISTEN_BACKLOG: positiveInt(4096),
   /** Deepest nesting of objects and arrays a JSON request body may have (deeper: 400 json_too_deep). */
   MAX_JSON_DEPTH: positiveInt(128),
+  /** Request bodies larger are refused with 413 (uploads have MAX_FILE_SIZE). */
+  MAX_REQUEST_BODY_SIZE: size('32MB'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SQLDB_HOST: optionalText,
@@ -289,6 +291,8 @@ export interface Config {
     listenBacklog: number;
     /** Request bodies nested deeper are refused before parsing (MAX_JSON_DEPTH). */
     maxJsonDepth: number;
+    /** Larger request bodies get 413 (MAX_REQUEST_BODY_SIZE). */
+    maxBodySize: number;
   };
   /** Where events live: embedded SQLite unless NATS_URL or EVENTSTORE_URL is set. */
   eventStore: ({ kind: 'sqlite'; file: string; readCacheBytes: number } | { kind: 'nats'; url: string; stream: string } | { kind: 'kurrentdb'; url: string }) & {
@@ -459,7 +463,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const archiveDir = e.USAGE_ARCHIVE_DIR ?? `${dataDir}/archive`;
   return {
     secret: e.SECRET,
-    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, httpServer: e.RELAY_HTTP_SERVER ?? (e.RELAY_FAST_PATH ? DEFAULT_HTTP_SERVER : 'fastify'), listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH },
+    server: { host: e.HOST, port: e.SERVER_PORT, logLevel: e.LOG_LEVEL, httpServer: e.RELAY_HTTP_SERVER ?? (e.RELAY_FAST_PATH ? DEFAULT_HTTP_SERVER : 'fastify'), listenBacklog: e.HTTP_LISTEN_BACKLOG, maxJsonDepth: e.MAX_JSON_DEPTH, maxBodySize: e.MAX_REQUEST_BODY_SIZE },
     eventStore: e.EVENTSTORE_URL
       ? { kind: 'kurrentdb', url: e.EVENTSTORE_URL, archiveDir }
       : e.NATS_URL

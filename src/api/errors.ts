@@ -54,7 +54,14 @@ export function validationError(error: { validation?: Array<{ instancePath: stri
   return new BadRequestError(`invalid ${error.validationContext ?? 'request'} field "${field}": ${first?.message ?? 'invalid value'}`, 'invalid_request', field);
 }
 
-export function installErrorHandling(app: FastifyInstance) {
+/** The 413 message every ingress gives: the limit and the setting that moves it. */
+export function tooLargeMessage(limit: number): string {
+  const mib = limit / (1024 * 1024);
+  const shown = Number.isInteger(mib) ? `${mib} MiB` : `${limit} bytes`;
+  return `request body is larger than the ${shown} limit (MAX_REQUEST_BODY_SIZE)`;
+}
+
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) {
       // A server-side failure the API answered on purpose (a dependency down, a timeout): the application log's. Maintenance is
@@ -70,7 +77,7 @@ export function installErrorHandling(app: FastifyInstance) {
       return reply.code(400).send(errorBody(`request body is not valid JSON: ${error.message}`, 'invalid_request_error', 'invalid_json'));
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send(errorBody('request body is too large', 'invalid_request_error', 'request_too_large'));
+      return reply.code(413).send(errorBody(tooLargeMessage(bodyLimit), 'invalid_request_error', 'request_too_large'));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.code(415).send(errorBody(`unsupported content type: ${request.headers['content-type'] ?? 'none'}`, 'invalid_request_error', 'unsupported_media_type'));

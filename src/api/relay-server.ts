@@ -24,7 +24,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { Server as NetServer } from 'node:net';
 import { requestIdOf, type HttpRequestLike, type RelayResponse } from '../http-exchange.js';
 import type { AppContext } from './context.js';
-import { appErrorResponse, errorBody } from './errors.js';
+import { appErrorResponse, errorBody, tooLargeMessage } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { createHttp1Server, type Http1Server } from './http1/server.js';
 import { nodeRelayResponse, type NodeRelayResponse } from './node-relay-response.js';
@@ -161,6 +161,7 @@ export function createLeanRelayServer(ctx: AppContext, fallback: HttpServer, bod
     handle: (req, res) => answer({ method: req.method, url: req.url, headers: req.headers, socket: req.socket, body: () => req.body.toString('utf8') }, res),
     fallback,
     maxBodySize: bodyLimit,
+    bodyTooLargeMessage: tooLargeMessage(bodyLimit),
     onError: (error) => ctx.logger.warn({ err: error }, 'relay connection error'),
   });
 }
@@ -192,7 +193,7 @@ export function createNodeRelayServer(ctx: AppContext, fastifyServer: HttpServer
       return;
     }
     readBody(req, bodyLimit).then(
-      (body) => (body === null ? refuseTooLarge(response) : void respond(body)),
+      (body) => (body === null ? refuseTooLarge(response, bodyLimit) : void respond(body)),
       () => res.destroy(), // the client went away mid-body
     );
   });
@@ -229,8 +230,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
 }
 
 /** 413 as fastify answers it; the connection closes (the rest of the body is not read). */
-function refuseTooLarge(response: NodeRelayResponse): void {
-  response.send(413, { ...JSON_HEADERS, connection: 'close' }, JSON.stringify(errorBody('request body is too large', 'invalid_request_error', 'request_too_large')));
+function refuseTooLarge(response: NodeRelayResponse, limit: number): void {
+  response.send(413, { ...JSON_HEADERS, connection: 'close' }, JSON.stringify(errorBody(tooLargeMessage(limit), 'invalid_request_error', 'request_too_large')));
 }
 
 function pathOf(url: string): string {

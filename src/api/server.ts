@@ -49,7 +49,7 @@ const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/syst
  * Largest request body read whole (JSON: chat requests carry base64 images). File uploads are not
  * bound by it: multipart bodies (/v1/files) are streamed to storage and limited by MAX_FILE_SIZE.
  */
-export const bodyLimitOf = (_config: Config) => 32 * 1024 * 1024;
+export const bodyLimitOf = (config: Config) => config.server.maxBodySize;
 
 /** Whether a raw header list (name, value, name, value...) has more than one Authorization field. */
 export function hasDuplicateAuthorization(rawHeaders: readonly string[]): boolean {
@@ -78,7 +78,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
+  installErrorHandling(app, bodyLimitOf(ctx.config));
   // The same parser as the relay's own server: bounded nesting, prototype poisoning refused.
   const maxJsonDepth = ctx.config.server.maxJsonDepth;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {

@@ -163,6 +163,15 @@ describe.each([
     );
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).toContain('"code":"request_too_large"');
+    // The limit and the setting that moves it, on the relay front and on fastify's routes alike.
+    expect(answer).toContain('request body is larger than the 32 MiB limit (MAX_REQUEST_BODY_SIZE)');
+    const other = await raw(
+      s.url,
+      `POST /api/presets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.userToken}\r\nContent-Type: application/json\r\nContent-Length: ${64 * 1024 * 1024}\r\n\r\n{`,
+      /\r\n\r\n[\s\S]*\}\}/,
+    );
+    expect(other).toMatch(/^HTTP\/1\.1 413 /);
+    expect(other).toContain('request body is larger than the 32 MiB limit (MAX_REQUEST_BODY_SIZE)');
   });
 
   it('records metrics for the requests it answers, labelled by route', async () => {

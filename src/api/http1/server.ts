@@ -90,6 +90,8 @@ export interface Http1ServerOptions {
   maxHeaderSize?: number;
   /** Request body, bytes. Default 32 MiB. */
   maxBodySize?: number;
+  /** The 413 answer's message (default: "request body too large"). */
+  bodyTooLargeMessage?: string;
   /** Idle time allowed between requests. Default 5 s. 0 = none. */
   keepAliveTimeoutMs?: number;
   /** Time allowed to receive a request head, from its first byte (from connect for the first). Default 60 s. 0 = none. */
@@ -184,6 +186,7 @@ class ServerState {
   readonly onError: (error: unknown) => void;
   readonly maxHeaderSize: number;
   readonly maxBodySize: number;
+  readonly bodyTooLargeMessage: string | null;
   readonly keepAliveTimeoutMs: number;
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
@@ -204,6 +207,7 @@ class ServerState {
     this.onError = options.onError ?? ((error) => console.error('http1 server:', error));
     this.maxHeaderSize = options.maxHeaderSize ?? DEFAULT_MAX_HEADER_SIZE;
     this.maxBodySize = options.maxBodySize ?? DEFAULT_MAX_BODY_SIZE;
+    this.bodyTooLargeMessage = options.bodyTooLargeMessage ?? null;
     this.keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 5_000;
     this.headersTimeoutMs = options.headersTimeoutMs ?? 60_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
@@ -473,7 +477,8 @@ class Connection {
     this.phase = Phase.Closing;
     // A client that never reads would otherwise keep the socket (destroySoon waits for the flush).
     this.deadline = Date.now() + LINGER_MS;
-    if (this.socket.writable) this.socket.write(errorResponse(error.status, error.message, error.code), 'latin1');
+    const message = error.status === 413 ? (this.server.bodyTooLargeMessage ?? error.message) : error.message;
+    if (this.socket.writable) this.socket.write(errorResponse(error.status, message, error.code), 'latin1');
     this.socket.destroySoon();
   }
 

@@ -12,17 +12,18 @@ import { AppError, BadRequestError } from '../../errors.js';
 import type { RelayGate } from '../../relay/gate.js';
 import { countTokens, messagesIngress, parseCountTokensRequest } from '../../relay/ingress/messages/index.js';
 import { anthropicErrorAnswer } from '../../relay/ingress/messages/errors.js';
+import { tooLargeMessage } from '../errors.js';
 import { AnthropicErrorBody, CountTokensRequest, CountTokensResponse, MessagesRequest, MessagesResponse } from '../../relay/ingress/messages/schema.js';
 import { fastifyRelayResponse } from './relay.js';
 
 /** Fastify's own failures (body parsing, limits) as AppErrors; anything else stays unknown (a 500). */
-function appErrorOf(error: FastifyError | AppError | Error): AppError | Error {
+function appErrorOf(error: FastifyError | AppError | Error, bodyLimit: number): AppError | Error {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (error instanceof SyntaxError && fastifyError.statusCode === 400)) {
     return new BadRequestError(`request body is not valid JSON: ${error.message}`, 'invalid_json');
   }
-  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError(413, 'invalid_request_error', 'request_too_large', 'request body is too large');
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError(413, 'invalid_request_error', 'request_too_large', tooLargeMessage(bodyLimit));
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AppError(415, 'invalid_request_error', 'unsupported_media_type', 'unsupported content type');
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return new AppError(fastifyError.statusCode, 'invalid_request_error', (fastifyError.code ?? 'invalid_request').toLowerCase(), error.message);
@@ -31,7 +32,7 @@ function appErrorOf(error: FastifyError | AppError | Error): AppError | Error {
 }
 
 function sendAnthropicError(request: FastifyRequest, reply: FastifyReply, error: FastifyError | AppError | Error) {
-  const known = appErrorOf(error);
+  const known = appErrorOf(error, request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 0);
   if (!(known instanceof AppError)) request.log.error({ err: error }, 'unhandled error');
   const { status, headers, body } = anthropicErrorAnswer(known, request.id);
   // Also when the server's own hooks refused the request before this plugin's could set it.
