@@ -175,7 +175,16 @@ describe('authentication', () => {
     expect((await chat({ token: user.tokens.access_token })).json).toEqual(UNAUTHORIZED);
     expect((await chat(cookie)).json).toEqual(UNAUTHORIZED);
     expect((await chat({ token: 'not-a-token' })).json).toEqual(UNAUTHORIZED);
-    expect((await call(`${s.url}/v1/chat/completions`, { body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } })).json).toEqual(UNAUTHORIZED);
+    // No credentials at all, and a scheme that is not Bearer: said as such (OpenAI's wording).
+    const relay = (headers: Record<string, string>) => call(`${s.url}/v1/chat/completions`, { headers, body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } });
+    const missing = await relay({});
+    expect(missing.status).toBe(401);
+    expect(missing.json.error).toMatchObject({ type: 'authentication_error', code: 'missing_api_key', message: expect.stringMatching(/^You didn't provide an API key\. /) });
+    const basic = await relay({ authorization: 'Basic dXNlcjpwYXNz' });
+    expect(basic.status).toBe(401);
+    expect(basic.json.error).toMatchObject({ code: 'invalid_authorization_header', message: expect.stringMatching(/uses the Basic scheme: send the API key with Bearer auth/) });
+    const bare = await relay({ authorization: 'sk-just-the-key-without-scheme' });
+    expect(bare.json.error).toMatchObject({ code: 'invalid_authorization_header', message: expect.stringMatching(/not Bearer auth/) });
     await call(`${s.url}/v1/admin/users/${user.id}/enable`, { method: 'POST', token: s.adminToken });
     expect((await chat({ token: user.tokens.access_token })).json.error.code).toBe('model_not_found');
   });

@@ -78,15 +78,15 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
     expect(nobody.json.error.code).toBe('user_not_found');
   });
 
-  it('relays with a valid key and answers 401 unauthorized for unknown and revoked keys', async () => {
+  it('relays with a valid key and answers 401 invalid_api_key for unknown and revoked keys', async () => {
     const { id, key } = await newKey({});
     expect((await chat(key)).status).toBe(200);
-    expect((await chat('sk-not-a-real-key')).json.error).toMatchObject({ code: 'unauthorized', message: 'unauthorized' });
+    expect((await chat('sk-not-a-real-key')).json.error).toMatchObject({ code: 'invalid_api_key', type: 'authentication_error', message: expect.stringMatching(/^Incorrect API key provided: sk-not\*\*\*-key\. /) });
     const revoked = await call(`${s.url}/api/admin/keys/${id}`, { method: 'DELETE', token: s.adminToken });
     expect(revoked.json).toEqual({ id, object: 'api_key', revoked: true });
     const after = await chat(key);
     expect(after.status).toBe(401);
-    expect(after.json.error.code).toBe('unauthorized');
+    expect(after.json.error.code).toBe('invalid_api_key');
   });
 
   it('answers 401 key_expired after the expiry date', async () => {

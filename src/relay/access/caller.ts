@@ -27,6 +27,22 @@ export interface ResolvedCaller {
 
 const BEARER_KEY = `Bearer ${KEY_PREFIX}`;
 
+/** 401 for a request that brought no usable credentials: what is missing, said as OpenAI says it. */
+function noCredentials(request: HttpRequestLike): UnauthorizedError {
+  const raw = request.headers.authorization;
+  const header = Array.isArray(raw) ? raw.join(',') : raw;
+  if (header === undefined || header.trim() === '') {
+    return new UnauthorizedError("You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", 'missing_api_key');
+  }
+  const scheme = /^(\S+)\s/.exec(header.trim())?.[1];
+  return new UnauthorizedError(
+    scheme !== undefined && scheme.toLowerCase() !== 'bearer'
+      ? `The Authorization header uses the ${scheme} scheme: send the API key with Bearer auth (i.e. Authorization: Bearer YOUR_KEY).`
+      : 'The Authorization header is not Bearer auth: send the API key as Authorization: Bearer YOUR_KEY.',
+    'invalid_authorization_header',
+  );
+}
+
 export class Callers {
   constructor(
     private readonly keyGate: KeyGate,
@@ -58,7 +74,7 @@ export class Callers {
     }
     const principal = principalNow(request, this.tokens);
     if (principal === undefined) return undefined;
-    if (principal === null) throw new UnauthorizedError();
+    if (principal === null) throw noCredentials(request);
     return this.sessionCaller(principal);
   }
 

@@ -23,6 +23,11 @@ import { creditsToMicro, type QuotaCost } from './quota-cost.js';
 
 export const KEY_PREFIX = 'sk-';
 
+/** A presented secret as an answer may echo it to its sender: the start and the last four characters. */
+export function shownKey(secret: string): string {
+  return secret.length <= 12 ? `${secret.slice(0, 3)}***` : `${secret.slice(0, 6)}***${secret.slice(-4)}`;
+}
+
 export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
@@ -82,7 +87,7 @@ export class KeyGate {
     if (!key) {
       // Unknown or revoked (a revoked key leaves the directory): the entry names neither the key nor its prefix.
       if (request) this.logRefusal(request, 'api_key_refused', 'unknown or revoked API key', null);
-      throw new UnauthorizedError();
+      throw new UnauthorizedError(`Incorrect API key provided: ${shownKey(secret)}. API keys are listed (and created) in Switchyard's web UI under API keys, or with GET /v1/keys.`, 'invalid_api_key');
     }
     if (key.expiresAt <= now) {
       if (request) this.logRefusal(request, 'api_key_refused', 'expired API key', key);
