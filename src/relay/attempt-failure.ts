@@ -92,7 +92,7 @@ export function upstreamFailureOf(error: unknown): AppError {
   if (error instanceof undiciErrors.BodyTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the upstream stopped sending before its answer was complete');
   if (error instanceof undiciErrors.ConnectTimeoutError) return new AppError(504, 'upstream_error', 'upstream_timeout', 'the relay could not connect to the upstream in time');
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (CONNECT_ERROR_CODES.has(code)) return new AppError(502, 'upstream_error', 'upstream_unavailable', 'the relay could not connect to the upstream');
+  if (CONNECT_ERROR_CODES.has(code)) return new AppError(502, 'upstream_error', 'upstream_unavailable', 'upstream unreachable: the relay could not connect to it');
   return new AppError(502, 'upstream_error', 'upstream_connection_lost', 'the upstream closed the connection before its answer was complete');
 }
 

@@ -213,7 +213,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_
   it.skipIf(!mode.enabled)('a refused connection: 502 upstream_unavailable, written for callers', async () => {
     const res = await call(`${s.url}/v1/chat/completions`, { token: s.userToken, headers: { 'x-request-id': `refused-${_name}` }, body: { model: 'refused', messages: [{ role: 'user', content: 'hi' }] } });
     expect(res.status).toBe(502);
-    expect(res.json.error).toEqual({ message: 'the relay could not connect to the upstream', type: 'upstream_error', code: 'upstream_unavailable', param: null });
+    expect(res.json.error).toEqual({ message: 'upstream unreachable: the relay could not connect to it', type: 'upstream_error', code: 'upstream_unavailable', param: null });
     expect(res.text).not.toMatch(RAW);
     const usage = (await usageEvents(s)).find((e) => e.request_id === `refused-${_name}`);
     expect(usage).toMatchObject({ status: 502, error_code: 'upstream_unavailable' });
@@ -227,7 +227,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_
     expect(hanging.json).toMatchObject({ ok: false, status: null, error: 'the upstream did not answer in time' });
 
     const refused = await call(`${s.url}/v1/admin/channels/${refusedChannel.id}/test`, { method: 'POST', token: s.adminToken });
-    expect(refused.json).toMatchObject({ ok: false, status: null, error: 'the relay could not connect to the upstream' });
+    expect(refused.json).toMatchObject({ ok: false, status: null, error: 'upstream unreachable: the relay could not connect to it' });
     for (const res of [hanging, refused]) {
       expect(res.json.error).not.toMatch(RAW);
       expect(JSON.stringify(res.json.channel)).not.toMatch(/Headers Timeout Error|ECONNREFUSED/);
