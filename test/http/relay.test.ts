@@ -130,6 +130,12 @@ describe('relay with an OpenAI upstream', () => {
     expect(upstream.requests.length).toBe(before);
   });
 
+  it('forwards fields it does not know to an OpenAI-compatible upstream (providers add fields faster than the relay)', async () => {
+    const res = await call(`${s.url}/v1/chat/completions`, { token: s.userToken, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], brand_new_option: { level: 3 }, verbosity: 'low' } });
+    expect(res.status).toBe(200);
+    expect(upstream.requests.at(-1)!.json).toMatchObject({ brand_new_option: { level: 3 }, verbosity: 'low' });
+  });
+
   it('GET /v1/models/{model}: the SDK retrieves a model the caller may use (ids with a slash too); 404 model_not_found otherwise', async () => {
     await createChannel(s, { type: 'openrouter', name: 'router', base_url: upstream.baseUrl, models: ['vendor/model-x'] });
     const model = await sdk(s).models.retrieve('gpt-4o-mini');
