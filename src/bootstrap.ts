@@ -8,6 +8,8 @@
  * only the instance whose root-admin creation was appended prints the generated password.
  */
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { hashPassword } from './auth/passwords.js';
 import type { CommandBus } from './commands/bus.js';
 import { streamName } from './commands/decider.js';
@@ -32,6 +34,22 @@ function refusedWith(error: unknown, code: string): boolean {
  * creation when this start made it or raced another instance making it (so that it can log in at
  * once here too); 0 on a restart of a bootstrapped installation (nothing to wait for).
  */
+/** The file a generated root admin password is written to, under DATA_DIR (README "First start"). */
+export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
+
+/** Writes the generated password, readable by the server's user alone; null when DATA_DIR cannot take it. */
+function writeInitialPassword(dataDir: string, email: string, password: string): string | null {
+  const file = join(dataDir, INITIAL_PASSWORD_FILE);
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, `${email}\n${password}\n`, { mode: 0o600, flag: 'w' });
+    chmodSync(file, 0o600); // an existing file keeps its mode on write
+    return file;
+  } catch {
+    return null;
+  }
+}
+
 export async function bootstrap(store: EventStore, commands: CommandBus, config: Config, logger: Logger): Promise<number> {
   const rootStream = streamName(users.category, ROOT_ADMIN_ID);
   const rootCreatedAt = async () => (await store.readStream(rootStream))[0]?.position ?? 0;
@@ -56,11 +74,13 @@ export async function bootstrap(store: EventStore, commands: CommandBus, config:
     throw error;
   }
   if (generated) {
-    logger.warn(
-      { admin_email: email },
-      `ROOT ADMIN CREATED. No ADMIN_PASSWORD was set, so this password was generated: ${password} ` +
-        `— log in as ${email} with it and change it (POST /v1/users/me/password). It is shown this once and never again.`,
+    const file = writeInitialPassword(config.dirs.data, email, password);
+    // On the terminal whatever LOG_LEVEL says (a JSON log line at error level would never show it).
+    process.stderr.write(
+      `\nROOT ADMIN CREATED. No ADMIN_PASSWORD was set; this password was generated:\n\n    ${email}\n    ${password}\n\n` +
+        `Log in with it and change it (web UI > Account, or POST /v1/users/me/password).${file ? ` It is also in ${file} (mode 0600): delete that file once you have changed it.` : ''}\n\n`,
     );
+    logger.warn({ admin_email: email, password_file: file }, `root admin ${email} created with a generated password (printed on the terminal${file ? ` and written to ${file}` : ''}, not logged)`);
   } else {
     logger.info({ admin_email: email }, 'root admin created from ADMIN_EMAIL / ADMIN_PASSWORD');
   }

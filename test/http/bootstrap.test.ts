@@ -2,7 +2,8 @@
  * First start: the default tenant and the root admin, from ADMIN_EMAIL / ADMIN_PASSWORD or with a
  * generated password logged once; idempotent across restarts and across instances starting together.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
@@ -11,7 +12,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite.js';
 import { Metrics } from '../../src/api/metrics.js';
-import { bootstrap, ROOT_ADMIN_ID } from '../../src/bootstrap.js';
+import { bootstrap, INITIAL_PASSWORD_FILE, ROOT_ADMIN_ID } from '../../src/bootstrap.js';
 import { CommandBus } from '../../src/commands/bus.js';
 import { loadConfig } from '../../src/config.js';
 import { CHAT_DEFAULTS } from '../../src/conversations/preferences.js';
@@ -32,9 +33,17 @@ function capturingLogger(): { logger: Logger; lines: LogLine[] } {
   return { logger, lines };
 }
 
-/** The generated password, from the one warn line that announces it. */
-function generatedPasswords(lines: LogLine[]): string[] {
-  return lines.filter((l) => l.level === 40 && l.msg.includes('ROOT ADMIN CREATED')).map((l) => /password was generated: (\S+) /.exec(l.msg)![1]!);
+/** The warn lines that announce a generated password (which they never hold: it is in the file). */
+function announcements(lines: LogLine[]): LogLine[] {
+  return lines.filter((l) => l.level === 40 && l.msg.includes('created with a generated password'));
+}
+
+/** The generated password from DATA_DIR's initial-admin-password file (email, then password). */
+function passwordFile(dataDir: string): { email: string; password: string; mode: number } | null {
+  const file = join(dataDir, INITIAL_PASSWORD_FILE);
+  if (!existsSync(file)) return null;
+  const [email, password] = readFileSync(file, 'utf8').split('\n');
+  return { email: email!, password: password!, mode: statSync(file).mode & 0o777 };
 }
 
 describe('bootstrap', () => {
@@ -53,21 +62,26 @@ describe('bootstrap', () => {
       expect(me.json).toEqual({ id: ROOT_ADMIN_ID, email: 'root@example.com', tenant_id: 'default', role: 'admin', permissions: ['*'], mfa_enabled: false, preferences: {}, chat_defaults: CHAT_DEFAULTS });
       const tenant = await call(`${s.url}/v1/admin/tenants/default`, { token: tokens.access_token });
       expect(tenant.json).toMatchObject({ id: 'default', object: 'tenant', name: 'Default', disabled: false });
-      expect(generatedPasswords(lines)).toEqual([]);
+      expect(announcements(lines)).toEqual([]);
+      expect(passwordFile(s.dataDir)).toBeNull();
       expect(JSON.stringify(lines)).not.toContain('given-root-password');
     } finally {
       await s.close();
     }
   });
 
-  it('without ADMIN_PASSWORD generates one, logs it once at warn level, and a restart creates nothing again', async () => {
+  it('without ADMIN_PASSWORD generates one into a 0600 file under DATA_DIR (never into the log), and a restart creates nothing again', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sy-boot-'));
     dirs.push(dataDir);
     const first = capturingLogger();
     let s = await startApp({ ADMIN_PASSWORD: '', ADMIN_EMAIL: '' }, { logger: first.logger, anonymous: true, keepDataDir: dataDir });
-    const [password] = generatedPasswords(first.lines);
+    const written = passwordFile(dataDir);
+    expect(written).toMatchObject({ email: 'admin@switchyard.local', mode: 0o600 });
+    const password = written!.password;
     expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
-    expect(first.lines.find((l) => l.msg.includes('ROOT ADMIN CREATED'))!.msg).toContain('admin@switchyard.local');
+    expect(announcements(first.lines)).toHaveLength(1);
+    expect(announcements(first.lines)[0]!.msg).toContain('admin@switchyard.local');
+    expect(JSON.stringify(first.lines)).not.toContain(password);
     const tokens = await login(s.url, 'admin@switchyard.local', password!);
     expect((await call(`${s.url}/v1/users/me`, { token: tokens.access_token })).json).toMatchObject({ id: ROOT_ADMIN_ID, role: 'admin', tenant_id: 'default' });
     await s.app.close();
@@ -76,7 +90,7 @@ describe('bootstrap', () => {
     const second = capturingLogger();
     s = await startApp({ ADMIN_PASSWORD: 'a-later-password' }, { logger: second.logger, anonymous: true, keepDataDir: dataDir });
     try {
-      expect(generatedPasswords(second.lines)).toEqual([]);
+      expect(announcements(second.lines)).toEqual([]);
       expect(await s.app.ctx.store.readStream(`user-${ROOT_ADMIN_ID}`)).toHaveLength(1);
       expect(await s.app.ctx.store.readStream('tenant-default')).toHaveLength(1);
       await login(s.url, 'admin@switchyard.local', password!); // the first password still holds
@@ -87,15 +101,45 @@ describe('bootstrap', () => {
     }
   });
 
+  it('serve prints the generated password on the terminal even with LOG_LEVEL=error, and names the file', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sy-boot-cli-'));
+    dirs.push(dataDir);
+    const env: NodeJS.ProcessEnv = { ...process.env, SECRET: TEST_SECRET, DATA_DIR: dataDir, LOG_LEVEL: 'error', SERVER_PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1' };
+    delete env.ADMIN_PASSWORD;
+    delete env.ADMIN_EMAIL;
+    const child = spawn(join(process.cwd(), 'node_modules', '.bin', 'tsx'), [join(process.cwd(), 'src', 'cli.ts'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no password printed: ${stderr}`)), 60_000);
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (/delete that file/.test(stderr)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const written = passwordFile(dataDir)!;
+    expect(stderr).toContain('ROOT ADMIN CREATED');
+    expect(stderr).toContain(`admin@switchyard.local\n    ${written.password}\n`);
+    expect(stderr).toContain(`It is also in ${join(dataDir, INITIAL_PASSWORD_FILE)} (mode 0600)`);
+    expect(written.mode).toBe(0o600);
+  }, 90_000);
+
   it('creates the root admin once when instances bootstrap the same store concurrently', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sy-boot-race-'));
     dirs.push(dir);
     const store = new SqliteEventStore({ file: join(dir, 'events.db') });
     try {
-      const config = loadConfig({ SECRET: TEST_SECRET });
+      const config = loadConfig({ SECRET: TEST_SECRET, DATA_DIR: dir });
       const logs = [capturingLogger(), capturingLogger(), capturingLogger()];
       await Promise.all(logs.map(({ logger }) => bootstrap(store, new CommandBus(store, new Metrics()), config, logger)));
-      expect(logs.flatMap((l) => generatedPasswords(l.lines))).toHaveLength(1);
+      expect(logs.flatMap((l) => announcements(l.lines))).toHaveLength(1);
+      expect(passwordFile(dir)?.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
       expect(await store.readStream(`user-${ROOT_ADMIN_ID}`)).toHaveLength(1);
       expect(await store.readStream('tenant-default')).toHaveLength(1);
       const commits = await store.readAll({ after: 0 });
@@ -136,7 +180,9 @@ describe.skipIf(!services.nats || !services.mysql)('bootstrap: two instances sta
     const logs = [capturingLogger(), capturingLogger()];
     const [a, b] = await Promise.all(logs.map(({ logger }) => startApp(env, { logger, anonymous: true })));
     try {
-      const passwords = logs.flatMap((l) => generatedPasswords(l.lines));
+      expect(logs.flatMap((l) => announcements(l.lines))).toHaveLength(1);
+      // Written by the instance that created the admin, under its own DATA_DIR.
+      const passwords = [a!, b!].map((instance) => passwordFile(instance.dataDir)?.password).filter((p): p is string => p !== undefined);
       expect(passwords).toHaveLength(1);
       for (const instance of [a!, b!]) {
         const tokens = await login(instance.url, 'admin@switchyard.local', passwords[0]!);
