@@ -20,7 +20,7 @@ import { credits } from '../commands/credits/decider.js';
 import { files } from '../commands/files/decider.js';
 import { streamName, type Decider, type DomainEvent } from '../commands/decider.js';
 import { apiKeys } from '../commands/keys/decider.js';
-import { KeyPolicy } from '../commands/keys/events.js';
+import { KeyPolicy, unrestrictedPolicy } from '../commands/keys/events.js';
 import { normalizeContent, type PresetVisibility } from '../commands/presets/content.js';
 import { presets } from '../commands/presets/decider.js';
 import { DEFAULT_TENANT } from '../commands/tenants/decider.js';
@@ -175,16 +175,7 @@ export function importedId(source: ImportSource, kind: ImportKind, legacyId: Leg
 /** Full policy from a partial one: a missing field means "no restriction", as for a key created without it. */
 export function keyPolicyOf(partial: Partial<KeyPolicy> = {}): KeyPolicy {
   return KeyPolicy.parse({
-    allowed_models: [],
-    blocked_models: [],
-    model_aliases: {},
-    quota_limit: null,
-    rate_limits: { requests_per_minute: null, requests_per_hour: null, tokens_per_hour: null, concurrent_requests: null, burst_allowance: null },
-    allowed_ips: [],
-    blocked_ips: [],
-    allowed_countries: [],
-    blocked_countries: [],
-    expires_at: null,
+    ...unrestrictedPolicy(),
     ...partial,
   });
 }

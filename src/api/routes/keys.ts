@@ -15,7 +15,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { preHandlerAsyncHookHandler } from 'fastify';
 import type { ApiKeysTable } from '../../adapters/sql/schema.js';
 import { apiKeys } from '../../commands/keys/decider.js';
-import type { KeyPolicy } from '../../commands/keys/events.js';
+import { unrestrictedPolicy, type KeyPolicy } from '../../commands/keys/events.js';
 import { parseDuration } from '../../config.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { loadKeyRows, loadKeyUsage } from '../../queries/keys.js';
@@ -85,19 +85,7 @@ export const CreateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).
 export const CreateOwnKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200) });
 export const UpdateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200).optional() });
 
-const EMPTY_POLICY: KeyPolicy = {
-  allowed_models: [],
-  permitted_models: [],
-  blocked_models: [],
-  model_aliases: {},
-  quota_limit: null,
-  rate_limits: { requests_per_minute: null, requests_per_hour: null, tokens_per_hour: null, concurrent_requests: null, burst_allowance: null },
-  allowed_ips: [],
-  blocked_ips: [],
-  allowed_countries: [],
-  blocked_countries: [],
-  expires_at: null,
-};
+const EMPTY_POLICY: KeyPolicy = unrestrictedPolicy();
 
 const union = (...lists: Array<string[] | undefined>) => [...new Set(lists.flatMap((l) => l ?? []))];
 const pick = <T>(...values: Array<T | undefined>): T | undefined => values.find((v) => v !== undefined);

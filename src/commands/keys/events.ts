@@ -39,6 +39,23 @@ export const KeyPolicy = z.object({
 });
 export type KeyPolicy = z.infer<typeof KeyPolicy>;
 
+/** A policy that restricts nothing: what a key created without one gets, field by field. */
+export function unrestrictedPolicy(): KeyPolicy {
+  return {
+    allowed_models: [],
+    permitted_models: [],
+    blocked_models: [],
+    model_aliases: {},
+    quota_limit: null,
+    rate_limits: { requests_per_minute: null, requests_per_hour: null, tokens_per_hour: null, concurrent_requests: null, burst_allowance: null },
+    allowed_ips: [],
+    blocked_ips: [],
+    allowed_countries: [],
+    blocked_countries: [],
+    expires_at: null,
+  };
+}
+
 export const ApiKeyCreated = z.object({
   type: z.literal('ApiKeyCreated'),
   data: z.object({ key_id: z.string(), name: z.string(), user_id: z.string(), key_hash: z.string(), key_prefix: z.string(), policy: KeyPolicy }),
