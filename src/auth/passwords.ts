@@ -4,6 +4,7 @@
  * they can be raised later without invalidating stored hashes. Comparison is constant-time.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import bcrypt from 'bcryptjs';
 
 export const MIN_PASSWORD_LENGTH = 8;
 /** Longer inputs are refused before hashing (the hash cost must not be the caller's to choose). */
@@ -47,9 +48,26 @@ function parse(stored: string): ParsedHash | null {
   return { ln, r, p, salt, key };
 }
 
+/**
+ * bcrypt hashes come with imported accounts (v1.x installations, one-api, new-api): they are
+ * verified as they are and replaced by a scrypt hash at the next login (needsRehash).
+ */
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+/** An imported account's hash, replaced at its next login. */
+export function isImportedHash(stored: string): boolean {
+  return BCRYPT_HASH.test(stored);
+}
+
+/** A hash login can check: scrypt (made here) or bcrypt (imported). */
+export function isPasswordHash(stored: string): boolean {
+  return stored.startsWith('$scrypt$') || BCRYPT_HASH.test(stored);
+}
+
 /** True when `password` matches `stored`. A malformed stored hash never matches. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   if (password.length > MAX_PASSWORD_LENGTH) return false;
+  if (BCRYPT_HASH.test(stored)) return bcrypt.compare(password, stored);
   const parsed = parse(stored);
   if (!parsed) return false;
   const key = await derive(password, parsed.salt, parsed.key.length, parsed.ln, parsed.r, parsed.p);

@@ -117,9 +117,9 @@ export class FileService implements FileAttachments {
    * Records a received upload as the owner's file: type from content, name sealed, bytes at their
    * address (shared), FileUploaded; answers once the files projection shows it.
    */
-  async create(owner: FileOwner, received: ReceivedUpload, filename: string, purpose: string, causationId: string | null): Promise<FilesTable> {
+  /** `fileId`: given by imports (a stable id per source row), else new. */
+  async create(owner: FileOwner, received: ReceivedUpload, filename: string, purpose: string, causationId: string | null, fileId = newFileId()): Promise<FilesTable> {
     try {
-      const fileId = newFileId();
       const mimeType = await detectMime(received.head, filename);
       const sealedName = await this.names.seal(owner.userId, fileId, filename);
       // The reference first: a crash before FileUploaded leaks a reference (bytes kept), never a file without bytes.

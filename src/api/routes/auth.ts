@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mfaProof } from '../../auth/mfa.js';
-import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../auth/passwords.js';
+import { dummyPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, isImportedHash, verifyPassword } from '../../auth/passwords.js';
 import { hashRefreshToken, newRefreshToken, newSessionId, sessionIdOf } from '../../auth/refresh-tokens.js';
 import type { Role } from '../../auth/tokens.js';
 import type { CommandResult } from '../../commands/decider.js';
@@ -119,6 +119,15 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     await countFailedLogin(ctx.counters, tenantId);
   };
 
+  /** An imported (bcrypt) hash is replaced by scrypt while the password is at hand; a failure never fails the login. */
+  const rehash = async (request: FastifyRequest, userId: string, tenantId: string, password: string) => {
+    try {
+      await ctx.commands.execute(users, userId, { type: 'ChangePassword', passwordHash: await hashPassword(password) }, { tenantId, causationId: request.id });
+    } catch (error) {
+      request.log.warn({ err: error, user_id: userId }, 'could not re-hash a password at login');
+    }
+  };
+
   return async (app) => {
     app.post('/v1/auth/login', { schema: { tags, summary: 'Log in with email and password (and an MFA code when enabled); 429 too_many_login_attempts after repeated failures', body: LoginRequest, response: { 200: TokenPair } } }, async (request, reply) => {
       const email = normalizeEmail(request.body.email);
@@ -144,6 +153,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           throw error;
         }
       }
+      if (isImportedHash(account.password_hash)) await rehash(request, account.id, account.tenant_id, request.body.password);
 
       const sessionId = newSessionId();
       const refreshToken = newRefreshToken(sessionId);

@@ -5,6 +5,7 @@
  * an enrollment is confirmed only with the secret it started with.
  */
 import { createHash } from 'node:crypto';
+import { isPasswordHash } from '../../auth/passwords.js';
 import type { Role } from '../../auth/tokens.js';
 import { ConflictError, DomainError, NotFoundError } from '../../errors.js';
 import type { Decider } from '../decider.js';
@@ -89,7 +90,8 @@ export const users: Decider<UserCommand, UserState, UserEvent> = {
         if (state.exists) throw new DomainError('user already exists', 'user_exists');
         const email = normalizeEmail(command.email);
         if (!email.includes('@')) throw new DomainError('a user needs an email address', 'invalid_user');
-        if (!command.passwordHash.startsWith('$scrypt$')) throw new DomainError('a user needs a password hash', 'invalid_user');
+        // bcrypt: an imported account's hash (v1.x, one-api, new-api), replaced by scrypt at its next login.
+        if (!isPasswordHash(command.passwordHash)) throw new DomainError('a user needs a password hash', 'invalid_user');
         return [{ type: 'UserCreated', data: { user_id: command.userId, email, password_hash: command.passwordHash, role: command.role } }];
       }
       case 'DisableUser':
