@@ -30,6 +30,10 @@
  *   switchyard audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
  *                                            every event that changed that key's / user's usage or
  *                                            balance, from the log, as JSON lines
+ *   switchyard import one-api|new-api --from <database URL> [--dry-run] [--tenant T]
+ *                                            import a one-api / new-api gateway's channels, users
+ *                                            (with their quota as credits) and tokens (as API keys);
+ *                                            JSON report on stdout (docs/importing.md)
  */
 import { parseArgs } from 'node:util';
 import { createApp, openStores, type Stores } from './app.js';
@@ -60,7 +64,9 @@ const USAGE = `usage: switchyard <command>
   token --user U [--tenant T] [--role admin|user] [--ttl 1h]
   audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
                                           compare usage and billing with a replay of the log
-  audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]`;
+  audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
+  import one-api|new-api --from <database URL> [--dry-run] [--tenant T]
+                                          import a one-api / new-api gateway (JSON report)`;
 
 async function serve(config: Config) {
   const logger = createLogger(config.server.logLevel);
@@ -257,6 +263,10 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       break;
+    }
+    case 'import': {
+      const { importCommand } = await import('./imports/gateways/cli.js');
+      return importCommand(config, [sub ?? '', ...rest].filter(Boolean));
     }
     case 'token': {
       const { values } = parseArgs({ args: [sub ?? '', ...rest].filter(Boolean), options: { user: { type: 'string' }, tenant: { type: 'string', default: 'default' }, role: { type: 'string' }, ttl: { type: 'string', default: '1h' } } });
