@@ -33,6 +33,10 @@
  *   switchyard upgrade --from <database URL> [--uploads <dir>] [--dry-run]
  *   switchyard upgrade fixture <1.6.0|…|1.9.0> --to <database URL> --uploads <dir>
  *                                            upgrade a v1.x installation (src/upgrade, docs/upgrading.md)
+ *   switchyard import one-api|new-api --from <database URL> [--dry-run] [--tenant T]
+ *                                            import a one-api / new-api gateway's channels, users
+ *                                            (with their quota as credits) and tokens (as API keys);
+ *                                            JSON report on stdout (docs/importing.md)
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createApp, openStores, type Stores } from './app.js';
@@ -76,6 +80,8 @@ const USAGE = `usage: switchyard <command>
   audit replay [--tenant T] [--from ISO] [--to ISO] [--scratch FILE]
                                           compare usage and billing with a replay of the log
   audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
+  import one-api|new-api --from <database URL> [--dry-run] [--tenant T]
+                                          import a one-api / new-api gateway (JSON report)
 ${UPGRADE_USAGE}`;
 
 async function serve(config: Config) {
@@ -394,6 +400,10 @@ async function main(argv: string[]): Promise<number> {
       console.log('');
       console.log(initSnippet(`http://localhost:${config.server.port}`, result.apiKey, model));
       return 0;
+    }
+    case 'import': {
+      const { importCommand } = await import('./imports/gateways/cli.js');
+      return importCommand(config, [sub ?? '', ...rest].filter(Boolean));
     }
     case 'token': {
       const { values } = options('token', {
