@@ -144,7 +144,7 @@ describe('switchyard CLI: pipes, bad input, help, tokens', () => {
     try {
       const ports = setting === 'SERVER_PORT' ? { SERVER_PORT: String(port), METRICS_PORT: '0' } : { SERVER_PORT: '0', METRICS_PORT: String(port) };
       const outcome = await new Promise<Outcome>((resolve) =>
-        execFile(TSX, [CLI, 'serve'], { env: { ...env(), DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...ports }, timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+        execFile(TSX, [CLI, 'serve'], { env: { ...env(), DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_PASSWORD: 'admin-password-for-tests', ...ports }, timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })),
       );
       expect(outcome.code).toBe(1);
       expect(outcome.stderr.trim()).toBe(`${setting}: port ${port} on 127.0.0.1 is already in use by another process: stop it or set ${setting} to a free port${setting === 'METRICS_PORT' ? " (9090 is also Prometheus's own default port)" : ''}`);

@@ -127,7 +127,7 @@ describe.each(appModes(services, urls))('relay series ($name)', (mode) => {
     expect(streamed.text).toContain('[DONE]');
     const failed = await chat(a, 'deep-b');
     expect(failed.status).toBeGreaterThanOrEqual(500);
-    expect((await chat(a, 'no-such-model')).status).toBe(503);
+    expect((await chat(a, 'no-such-model')).status).toBe(404); // model_not_found
     // The broken channel's unhealthy mark, on both instances.
     await a.app.ctx.health.settled();
     const after = await a.app.ctx.store.headPosition();
@@ -149,7 +149,7 @@ describe.each(appModes(services, urls))('relay series ($name)', (mode) => {
     expect(sample(body, 'switchyard_relay_requests_total', { provider: 'openai', model: 'gpt-a-mini', status: '200' })).toBe(1);
     expect(sample(body, 'switchyard_relay_requests_total', { provider: 'deepseek', model: 'deep-b', status: String(failedStatus) })).toBe(1);
     // No channel serves it: no provider, and the client's model name never becomes a label.
-    expect(sample(body, 'switchyard_relay_requests_total', { provider: 'none', model: 'other', status: '503' })).toBe(1);
+    expect(sample(body, 'switchyard_relay_requests_total', { provider: 'none', model: 'other', status: '404' })).toBe(1);
     expect(body).not.toContain('no-such-model');
 
     // Tokens: what the usage events in the log say, per provider / model / type.

@@ -48,7 +48,7 @@ describe('usage', () => {
     requestIds.key!.push((await chat(key.json.key as string, 'gpt-b')).requestId);
     requestIds.admin!.push((await chat(s.adminToken)).requestId);
     const failed = await chat(s.userToken, 'no-such-model');
-    expect(failed.status).toBe(503);
+    expect(failed.status).toBe(404); // model_not_found
     requestIds.failed!.push(failed.requestId);
     requestIds.b!.push((await chat(adminB)).requestId);
     await settle();
