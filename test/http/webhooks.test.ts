@@ -252,7 +252,9 @@ describe.each(appModes(services, urls))('webhooks ($name)', (mode) => {
     // A test delivery on request: to this webhook only, although it does not subscribe to it.
     const test = await call(`${s.url}/v1/admin/webhooks/${firstHook.id}/test`, { token: s.adminToken, body: {} });
     expect(test.status, test.text).toBe(202);
-    expect(test.json).toMatchObject({ event_type: 'webhook.test', status: 'pending', attempts: 0, payload: { type: 'webhook.test', api_version: 'v2', tenant_id: 'default', data: { webhook_id: firstHook.id, requested_by: s.adminUserId } } });
+    expect(test.json).toMatchObject({ event_type: 'webhook.test', payload: { type: 'webhook.test', api_version: 'v2', tenant_id: 'default', data: { webhook_id: firstHook.id, requested_by: s.adminUserId } } });
+    // Pending when queued; a dispatcher may have sent it already by the time the answer is read.
+    expect([['pending', 0], ['delivered', 1]]).toContainEqual([test.json.status, test.json.attempts]);
     await expect.poll(() => receiver.received.at(-1)?.json.type, POLL).toBe('webhook.test');
     expect(receiver.received.at(-1)!.signatureValid).toBe(true);
     expect(receiver.received.at(-1)!.json.id).toBe(test.json.event_id);
