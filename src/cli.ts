@@ -45,7 +45,7 @@ import { loadConfig, parseDuration, type Config } from './config.js';
 import { ConfigError, UsageError } from './errors.js';
 import { VERSION } from './version.js';
 import { ownValue } from './own.js';
-import { startProgress, type Progress } from './imports/progress.js';
+import { startProgress, type Progress } from './progress.js';
 import { askInitAnswers, initChannel, initSnippet, runInit, type InitAnswers } from './bootstrap/init.js';
 import { ENV_CHANNEL_KINDS, envNamesOf } from './bootstrap/default-channels.js';
 import { randomBytes } from 'node:crypto';

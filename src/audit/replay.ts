@@ -88,7 +88,7 @@ export interface AuditDeps {
   logger: Logger;
   /** Progress lines (events replayed, rows compared). Default: `logger`. */
   progress?: Logger;
-  /** Each projection's replay as it goes (the CLI draws it: src/imports/progress.ts); `done` once at its end. */
+  /** Each projection's replay as it goes (the CLI draws it: src/progress.ts); `done` once at its end. */
   onReplay?: (projection: string, position: number, target: number, done: boolean) => void;
   /** Every registered projection (src/projections/index.ts). */
   projections: readonly Projection[];

@@ -11,7 +11,7 @@
  * An endpoint plugs in with an `Ingress`: how its body becomes the relay's request.
  */
 import { z } from 'zod';
-import { AppError, NotFoundError } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { HttpRequestLike, RelayResponse } from '../http-exchange.js';
 import { ownValue } from '../own.js';
 import { keyAllowsModel, type ActiveKey } from '../views/keys.js';
@@ -229,7 +229,7 @@ export class RelayGate {
       model = this.deps.keyGate.resolveModel(key, body.model);
       this.deps.keyGate.checkSource(key, request);
     }
-    if (!this.deps.relay.models(caller.tenantId).includes(model)) throw new NotFoundError(`no channel serves model ${model}`, 'model_not_found');
+    if (!this.deps.relay.models(caller.tenantId).includes(model)) throw this.deps.relay.noChannelFor(caller.tenantId, model);
     return answer(this.deps.relay, { caller, body, model });
   }
 

@@ -211,6 +211,11 @@ export class Relay {
     return this.deps.router.models(tenantId);
   }
 
+  /** The refusal for a model nothing can serve now: 404 model_not_found, or 503 no_available_channels (noCandidate). */
+  noChannelFor(tenantId: string, model: string): AppError {
+    return noCandidate(this.deps.router, tenantId, model);
+  }
+
   /** Each model the tenant's channels serve, with what it serves (GET /v1/models). */
   capabilities(tenantId: string): Map<string, Set<ModelCapability>> {
     return this.deps.router.capabilities(tenantId);

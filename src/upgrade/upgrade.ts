@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { openDatabaseUrl } from '../imports/database-url.js';
-import { startProgress } from '../imports/progress.js';
+import { startProgress } from '../progress.js';
 import { openImportSink } from '../imports/sink.js';
 import type { Logger } from '../logger.js';
 import { IMPORT_ORDER, importCounts, importIntoSwitchyard, type ImportTally } from './import.js';

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqlDatabase, type ReadModelConfig, type SqlDatabase } from '../../src/adapters/sql/database.js';
+import { parseDatabaseUrl } from '../../src/imports/database-url.js';
 import { migrateToLatest } from '../../src/adapters/sql/migrate.js';
 import { uniqueSuffix } from './services.js';
 
@@ -22,19 +23,12 @@ export function readModelConfig(dialect: Dialect, urls: { mysql: string; postgre
     const dir = mkdtempSync(join(tmpdir(), 'sy-rm-'));
     return { config: { kind: 'sqlite', file: join(dir, 'readmodels.db') }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const u = new URL(dialect === 'mysql' ? urls.mysql : urls.postgres);
   const database = `sy_test_${uniqueSuffix()}`;
-  const config: ReadModelConfig = {
-    kind: dialect,
-    host: u.hostname,
-    port: Number(u.port || (dialect === 'mysql' ? 3306 : 5432)),
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-    database,
-    maxConnections: 10,
-    maxIdle: 2,
-    connMaxLifetimeMs: 60_000,
-  };
+  const url = new URL(dialect === 'mysql' ? urls.mysql : urls.postgres);
+  url.pathname = `/${database}`;
+  const parsed = parseDatabaseUrl(url.toString());
+  if (parsed.kind === 'sqlite') throw new Error(`expected a ${dialect} URL`);
+  const config: ReadModelConfig = { ...parsed, maxConnections: 10, maxIdle: 2, connMaxLifetimeMs: 60_000 };
   return {
     config,
     cleanup: async () => {

@@ -2,7 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { displayUrl, parseDatabaseUrl } from '../../src/imports/database-url.js';
-import { formatProgress, startProgress } from '../../src/imports/progress.js';
+import { formatProgress, startProgress } from '../../src/progress.js';
 import { importedId, keyPolicyOf } from '../../src/imports/sink.js';
 
 describe('database URLs', () => {

@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import { createCommandLogger } from '../../logger.js';
 import { ownValue } from '../../own.js';
 import { openDatabaseUrl } from '../database-url.js';
-import { startProgress, type Progress } from '../progress.js';
+import { startProgress, type Progress } from '../../progress.js';
 import { openImportSink } from '../sink.js';
 import { newApi } from '../new-api/index.js';
 import { oneApi } from '../one-api/index.js';

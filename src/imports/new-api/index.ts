@@ -7,6 +7,7 @@
  */
 import { bool, commaList, nullableStr, num, str, type LegacyChannel, type LegacyToken, type LegacyUser, type RawRow } from '../gateways/rows.js';
 import type { GatewaySource } from '../gateways/source.js';
+import { oneApi } from '../one-api/index.js';
 import { NEW_API_CHANNEL_TYPES } from './channel-types.js';
 
 const deleted = (row: RawRow) => row.deleted_at !== null && row.deleted_at !== undefined && str(row.deleted_at) !== '';
@@ -37,48 +38,21 @@ export function keyStatuses(channelInfo: unknown): Record<string, number> | null
   }
 }
 
+/** One-api's tables with more columns: its readers, and what new-api adds or reads differently. */
 export const newApi: GatewaySource = {
   name: 'new-api',
   channelTypes: NEW_API_CHANNEL_TYPES,
-  user: (row: RawRow): LegacyUser => ({
-    id: num(row.id),
-    username: str(row.username),
-    password: str(row.password),
-    role: num(row.role, 1),
-    status: num(row.status, 1),
-    email: str(row.email),
-    quota: num(row.quota),
-    group: str(row.group) || 'default',
-    deleted: deleted(row),
-  }),
+  user: (row: RawRow): LegacyUser => ({ ...oneApi.user(row), deleted: deleted(row) }),
   token: (row: RawRow): LegacyToken => ({
-    id: num(row.id),
-    userId: num(row.user_id),
-    key: str(row.key),
-    status: num(row.status, 1),
-    name: str(row.name),
-    expiredTime: num(row.expired_time, -1),
-    remainQuota: num(row.remain_quota),
-    unlimitedQuota: bool(row.unlimited_quota),
+    ...oneApi.token(row),
     models: bool(row.model_limits_enabled) ? commaList(nullableStr(row.model_limits)) : null,
     ipRules: allowIps(nullableStr(row.allow_ips)),
     group: str(row.group),
     deleted: deleted(row),
   }),
   channel: (row: RawRow): LegacyChannel => ({
-    id: num(row.id),
-    type: num(row.type),
-    key: str(row.key),
-    status: num(row.status, 1),
-    name: str(row.name),
-    weight: num(row.weight),
-    baseUrl: str(row.base_url),
-    models: str(row.models),
-    group: str(row.group),
-    modelMapping: nullableStr(row.model_mapping),
-    priority: num(row.priority),
+    ...oneApi.channel(row),
     config: null,
-    other: nullableStr(row.other),
     organization: nullableStr(row.openai_organization),
     keyStatuses: keyStatuses(row.channel_info),
   }),
