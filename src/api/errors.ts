@@ -7,15 +7,22 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError, BadRequestError } from '../errors.js';
 
-export interface ErrorBody {
-  error: { message: string; type: string; code: string; param: string | null };
-}
+/** The error body of every API answer but the Messages API's: a named schema (`Error`) of the OpenAPI document. */
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      message: z.string().describe('what went wrong, for people'),
+      type: z.string().describe('invalid_request_error, authentication_error, permission_error, server_error...'),
+      code: z.string().describe('what went wrong, for programs: each operation lists its codes'),
+      param: z.string().nullable().describe('the request field at fault, if one is'),
+    }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** An error answer in the OpenAPI document; `codes` lists the `code` values it can carry, and when. */
 export function errorResponseSchema(codes: string) {
-  return z
-    .object({ error: z.object({ message: z.string(), type: z.string(), code: z.string(), param: z.string().nullable() }) })
-    .describe(`OpenAI-style error. code: ${codes}`);
+  return ErrorBody.describe(`OpenAI-style error. code: ${codes}`);
 }
 
 export function errorBody(message: string, type: string, code: string, param: string | null = null): ErrorBody {

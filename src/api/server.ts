@@ -2,18 +2,17 @@
  * The HTTP server: fastify with zod schemas (validation, serialization and the OpenAPI document
  * at /openapi.json all come from the same schemas). Each area of the API is a plugin.
  */
-import swagger from '@fastify/swagger';
 import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BadRequestError, ServiceUnavailableError } from '../errors.js';
 import { requestIdOf } from '../http-exchange.js';
-import { VERSION } from '../version.js';
 import type { Config } from '../config.js';
 import { apiVersionOf } from './api-version.js';
 import { principalOrNull } from './auth.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { parseJsonBody } from './json-body.js';
+import { registerApiReference } from './openapi/index.js';
 import { alertRoutes } from './routes/alerts.js';
 import { authRoutes } from './routes/auth.js';
 import { billingRoutes } from './routes/billing.js';
@@ -42,7 +41,7 @@ import { webRoutes } from './routes/web.js';
 
 const duplicateAuthorizationError = () => new BadRequestError('the request has more than one Authorization header; send one', 'duplicate_authorization');
 
-/** Paths that answer even in maintenance mode: probes, docs, the way for admins to log in, and the web UI's files (its page shows the message). */
+/** Paths that answer even in maintenance mode: probes, the API reference (/openapi.json, /docs), the way for admins to log in, and the web UI's files (its page shows the message). */
 const MAINTENANCE_EXEMPT = [/^\/health(\/|$)/, /^\/openapi\.json$/, /^\/v1\/system\/version$/, /^\/v1\/auth\//, /^\/(?!v1\/|api\/)/];
 
 /**
@@ -117,15 +116,7 @@ export async function buildServer(ctx: AppContext): Promise<FastifyInstance> {
     );
   });
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'Switchyard API', version: VERSION, description: 'OpenAI-compatible relay and admin API. Errors: {"error":{"message","type","code","param"}}.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: 'sy_session' } } },
-      security: [{ bearer: [] }, { session: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerApiReference(app, (path) => MAINTENANCE_EXEMPT.some((re) => re.test(path)));
 
   await app.register(healthRoutes(ctx));
   await app.register(systemRoutes(ctx));

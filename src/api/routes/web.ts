@@ -11,7 +11,7 @@ import type { Config } from '../../config.js';
 import { packageRoot } from '../../package-root.js';
 
 /** Paths that are never the UI's: a miss there is the API's 404, not the app. */
-const NOT_UI = /^\/(v1|api|health|openapi\.json|metrics)(\/|$)/;
+const NOT_UI = /^\/(v1|api|health|openapi\.json|docs|metrics)(\/|$)/;
 
 /** What the UI's page may load: only this origin (the API is same-origin), images also as data:/blob: URLs. */
 const CONTENT_SECURITY_POLICY = [

@@ -184,9 +184,11 @@ export const AnthropicErrorType = z.enum([
 ]);
 export type AnthropicErrorType = z.infer<typeof AnthropicErrorType>;
 
-export const AnthropicErrorBody = z.object({
-  type: z.literal('error'),
-  error: z.object({ type: AnthropicErrorType, message: z.string() }),
-  request_id: z.string().optional(),
-});
+export const AnthropicErrorBody = z
+  .object({
+    type: z.literal('error'),
+    error: z.object({ type: AnthropicErrorType, message: z.string() }),
+    request_id: z.string().optional(),
+  })
+  .meta({ id: 'AnthropicError' });
 export type AnthropicErrorBody = z.infer<typeof AnthropicErrorBody>;
