@@ -22,7 +22,7 @@ export const ConversationView = z.object({
   created_at: z.number().describe('unix seconds'),
   updated_at: z.number().describe('unix seconds: the last change of any kind'),
   last_message_at: z.number().nullable().describe('unix seconds'),
-});
+}).meta({ id: 'Conversation' });
 export type ConversationView = z.infer<typeof ConversationView>;
 
 export const MessageUsage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
@@ -38,7 +38,7 @@ export const ConversationMessageView = z.object({
   file_ids: z.array(z.string()).describe('the files attached to the message (POST /v1/files ids; empty when none)'),
   created_at: z.number().describe('unix seconds'),
   edited_at: z.number().nullable().describe('unix seconds: a user message edited and re-sent'),
-});
+}).meta({ id: 'Message' });
 export type ConversationMessageView = z.infer<typeof ConversationMessageView>;
 
 export const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);

@@ -19,7 +19,7 @@ export const EmbeddingsRequest = z.object({
   dimensions: z.number().int().min(1).max(65536).optional().describe('the length of each vector, for models that can shorten theirs'),
   encoding_format: z.enum(['float', 'base64']).optional().describe('float (default): arrays of numbers; base64: little-endian float32, base64-encoded'),
   user: z.string().optional(),
-});
+}).meta({ id: 'CreateEmbeddingsRequest' });
 export type EmbeddingsRequest = z.infer<typeof EmbeddingsRequest>;
 
 export const EmbeddingsUsage = z.object({
@@ -40,7 +40,7 @@ export const EmbeddingsResponse = z.object({
   data: z.array(Embedding),
   model: z.string(),
   usage: EmbeddingsUsage.describe('embeddings have no completion: total_tokens = prompt_tokens'),
-});
+}).meta({ id: 'EmbeddingsResponse' });
 export type EmbeddingsResponse = z.infer<typeof EmbeddingsResponse>;
 
 /** The inputs as a list, whichever form the request used. */

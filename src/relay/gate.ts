@@ -69,9 +69,9 @@ export const ModelList = z.object({
         .describe('what the model serves: chat (POST /v1/chat/completions and the other chat formats), embeddings (POST /v1/embeddings); both when channels serve it both ways'),
     }),
   ),
-});
+}).meta({ id: 'ModelList' });
 export type ModelList = z.infer<typeof ModelList>;
-export const ModelObject = ModelList.shape.data.element;
+export const ModelObject = ModelList.shape.data.element.meta({ id: 'Model' });
 export type ModelObject = z.infer<typeof ModelObject>;
 
 /** Whether a key may use a model (GET /v1/models lists only those). */

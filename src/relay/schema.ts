@@ -129,7 +129,7 @@ export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
  * The request as clients send it to POST /v1/chat/completions: the relay's request, whose
  * messages may also carry file parts (replaced before the relay routes it, src/relay/files.ts).
  */
-export const ClientChatRequest = ChatCompletionRequest.extend({ messages: z.array(ClientMessage).min(1) });
+export const ClientChatRequest = ChatCompletionRequest.extend({ messages: z.array(ClientMessage).min(1) }).meta({ id: 'CreateChatCompletionRequest' });
 export type ClientChatRequest = z.infer<typeof ClientChatRequest>;
 
 export const FinishReason = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
@@ -155,7 +155,7 @@ export const ChatCompletion = z.object({
     }),
   ),
   usage: Usage,
-});
+}).meta({ id: 'ChatCompletion' });
 export type ChatCompletion = z.infer<typeof ChatCompletion>;
 
 export const ToolCallDelta = z.object({
@@ -179,5 +179,5 @@ export const ChatCompletionChunk = z.object({
     }),
   ),
   usage: Usage.nullable().optional(),
-});
+}).meta({ id: 'ChatCompletionChunk' });
 export type ChatCompletionChunk = z.infer<typeof ChatCompletionChunk>;

@@ -5,6 +5,7 @@
  * `servers`, named wildcards, plain `$ref`s, and only the component schemas something references,
  * under their own names (zod names a request body's schema `<id>Input`).
  */
+import { ownValue } from '../../own.js';
 import type { Access, Operation } from './operations.js';
 
 type Json = Record<string, unknown>;
@@ -68,25 +69,24 @@ function plainRef(schema: unknown): unknown {
   return schema;
 }
 
-function finishOperation(path: string, method: string, operation: Json, contract: Operation | undefined, options: FinishOptions): Json {
+function finishOperation(path: string, operation: Json, contract: Operation | undefined, options: FinishOptions): Json {
   const access = contract?.access ?? 'user';
   const anthropic = access === 'anthropic';
-  const responses = { ...(operation.responses as Record<string, Json> | undefined) };
-  for (const [status, response] of Object.entries(responses)) {
+  const responses = new Map<string, Json>();
+  for (const [status, response] of Object.entries((operation.responses as Record<string, Json> | undefined) ?? {})) {
     const content = response.content as Record<string, Json> | undefined;
-    if (!content) continue;
-    responses[status] = { ...response, content: Object.fromEntries(Object.entries(content).map(([type, media]) => [type, { ...media, schema: plainRef(media.schema) }])) };
+    responses.set(status, content ? { ...response, content: Object.fromEntries(Object.entries(content).map(([type, media]) => [type, { ...media, schema: plainRef(media.schema) }])) } : response);
   }
   const errorComponent = anthropic ? 'AnthropicError' : 'Error';
   for (const [status, codes] of Object.entries(commonErrors(path, access, options.maintenanceExempt(path)))) {
-    responses[status] ??= errorResponse(errorComponent, `${anthropic ? 'Anthropic-style' : 'OpenAI-style'} error. code: ${codes}`);
+    if (!responses.has(status)) responses.set(status, errorResponse(errorComponent, `${anthropic ? 'Anthropic-style' : 'OpenAI-style'} error. code: ${codes}`));
   }
-  responses.default ??= errorResponse(errorComponent, 'Any other error, in the same shape');
+  if (!responses.has('default')) responses.set('default', errorResponse(errorComponent, 'Any other error, in the same shape'));
   return {
     ...(contract && { operationId: contract.id }),
     ...operation,
     security: SECURITY[access],
-    responses,
+    responses: Object.fromEntries(responses),
   };
 }
 
@@ -110,9 +110,9 @@ function reachableSchemas(paths: unknown, schemas: Record<string, unknown>): Set
     const ref = pending.pop()!;
     if (!ref.startsWith(SCHEMAS)) continue;
     const name = ref.slice(SCHEMAS.length);
-    if (reached.has(name) || !(name in schemas)) continue;
+    if (reached.has(name) || !Object.hasOwn(schemas, name)) continue;
     reached.add(name);
-    pending.push(...refsIn(schemas[name], new Set()));
+    pending.push(...refsIn(ownValue(schemas, name), new Set()));
   }
   return reached;
 }
@@ -130,39 +130,40 @@ function renameRefs<T>(value: T, names: ReadonlyMap<string, string>): T {
 }
 
 export function finishDocument(document: OpenApiDocument, options: FinishOptions): OpenApiDocument {
-  const paths: Record<string, Record<string, Json>> = {};
+  const paths = new Map<string, Record<string, Json>>();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
-    const finished: Record<string, Json> = {};
+    const finished = new Map<string, Json>();
     let documentedPath = path;
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.has(method)) {
-        finished[method] = operation;
+        finished.set(method, operation);
         continue;
       }
-      const contract = options.operations[`${method.toUpperCase()} ${path}`];
-      let done = finishOperation(path, method, operation, contract, options);
-      if (contract?.wildcard) {
-        documentedPath = path.replace('{*}', `{${contract.wildcard}}`);
-        done = { ...done, parameters: (done.parameters as Json[] | undefined)?.map((p) => (p.in === 'path' && p.name === '*' ? { ...p, name: contract.wildcard } : p)) };
+      const contract = ownValue(options.operations, `${method.toUpperCase()} ${path}`);
+      let done = finishOperation(path, operation, contract, options);
+      const wildcard = contract?.wildcard;
+      if (wildcard !== undefined) {
+        documentedPath = path.replace('{*}', `{${wildcard}}`);
+        done = { ...done, parameters: (done.parameters as Json[] | undefined)?.map((p) => (p.in === 'path' && p.name === '*' ? { ...p, name: wildcard } : p)) };
       }
-      finished[method] = done;
+      finished.set(method, done);
     }
-    paths[documentedPath] = finished;
+    paths.set(documentedPath, Object.fromEntries(finished));
   }
 
   // Only what the operations use, under the name a generator should give it.
   const schemas = document.components?.schemas ?? {};
-  const kept = reachableSchemas(paths, schemas);
+  const kept = reachableSchemas([...paths.values()], schemas);
   const names = new Map<string, string>();
   for (const name of kept) {
     const plain = name.endsWith('Input') ? name.slice(0, -'Input'.length) : name;
     names.set(name, plain !== name && !kept.has(plain) ? plain : name);
   }
-  const finishedSchemas = Object.fromEntries([...kept].sort().map((name) => [names.get(name)!, renameRefs(schemas[name], names)]));
+  const finishedSchemas = [...kept].map((name) => [names.get(name)!, renameRefs(ownValue(schemas, name), names)] as const);
   return {
     ...document,
     servers: options.servers,
-    components: { ...document.components, schemas: Object.fromEntries(Object.entries(finishedSchemas).sort(([a], [b]) => a.localeCompare(b))) },
-    paths: renameRefs(paths, names),
+    components: { ...document.components, schemas: Object.fromEntries(finishedSchemas.sort(([a], [b]) => a.localeCompare(b))) },
+    paths: renameRefs(Object.fromEntries(paths), names),
   };
 }

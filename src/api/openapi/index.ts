@@ -8,7 +8,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { createJsonSchemaTransformObject, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { VERSION } from '../../version.js';
 import { finishDocument, SECURITY_SCHEMES, type OpenApiDocument } from './document.js';
 import { OPERATIONS } from './operations.js';
@@ -28,6 +28,9 @@ const DOCS_CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The named schemas as OpenAPI 3.0 writes them (the package's default is JSON Schema 2020-12, as 3.1 does; the routes' schemas follow the document's version). */
+const namedSchemas = createJsonSchemaTransformObject({ zodToJsonConfig: { target: 'openapi-3.0' } });
+
 export async function registerApiReference(app: FastifyInstance, maintenanceExempt: (path: string) => boolean): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -42,12 +45,12 @@ export async function registerApiReference(app: FastifyInstance, maintenanceExem
     },
     transform: jsonSchemaTransform,
     transformObject: (input) =>
-      finishDocument(jsonSchemaTransformObject(input) as OpenApiDocument, {
+      finishDocument(namedSchemas(input) as OpenApiDocument, {
         operations: OPERATIONS,
         maintenanceExempt,
         // The document is served by the API it describes: relative to where it was fetched.
         servers: [{ url: '/', description: 'this server' }],
-      }) as ReturnType<typeof jsonSchemaTransformObject>,
+      }) as ReturnType<typeof namedSchemas>,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, {

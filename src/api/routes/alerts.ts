@@ -60,7 +60,7 @@ export const AlertRuleView = z.object({
   created_by: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'AlertRule' });
 
 export const AlertView = z.object({
   id: z.string(),
@@ -83,7 +83,7 @@ export const AlertView = z.object({
     .object({ value: z.number(), reason: ResolveReason, message: z.string() })
     .nullable()
     .describe('null while firing'),
-});
+}).meta({ id: 'Alert' });
 
 const RuleParams = z.object({ rule_id: EntityId });
 const TenantQuery = z.object({ tenant_id: EntityId.optional().describe('operators: another tenant') });
@@ -144,6 +144,10 @@ const errors = {
   422: errorResponseSchema('invalid_name, invalid_threshold, invalid_window, invalid_notify'),
 };
 
+const AlertRuleList = z.object({ object: z.literal('list'), data: z.array(AlertRuleView) }).meta({ id: 'AlertRuleList' });
+
+const AlertList = z.object({ object: z.literal('list'), data: z.array(AlertView), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id: 'AlertList' });
+
 export function alertRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const admin = requireRole(ctx.tokens, 'admin', ctx.config.auth.rbacEnabled);
@@ -181,7 +185,7 @@ export function alertRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(
       '/api/admin/alerts/rules',
-      { preHandler: admin, schema: { tags, summary: 'Alert rules of the tenant', querystring: TenantQuery, response: { 200: z.object({ object: z.literal('list'), data: z.array(AlertRuleView) }), ...errors } } },
+      { preHandler: admin, schema: { tags, summary: 'Alert rules of the tenant', querystring: TenantQuery, response: { 200: AlertRuleList, ...errors } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const tenantId = await tenantOf(principal, request.query.tenant_id);
@@ -260,7 +264,7 @@ export function alertRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           tags,
           summary: 'Alerts of the tenant, newest first (firing and resolved; ?state= one of them)',
           querystring: AlertsQuery,
-          response: { 200: z.object({ object: z.literal('list'), data: z.array(AlertView), has_more: z.boolean(), next_cursor: z.string().nullable() }), ...errors },
+          response: { 200: AlertList, ...errors },
         },
       },
       async (request) => {

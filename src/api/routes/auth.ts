@@ -27,14 +27,14 @@ export const LoginRequest = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
   mfa_code: z.string().min(1).max(64).optional().describe('TOTP code, or an unused recovery code, when multi-factor login is on for the user'),
-});
+}).meta({ id: 'LoginRequest' });
 
 export const TokenPair = z.object({
   access_token: z.string(),
   refresh_token: z.string(),
   token_type: z.literal('Bearer'),
   expires_in: z.number().describe('seconds until the access token expires'),
-});
+}).meta({ id: 'TokenPair' });
 
 export const RefreshRequest = z.object({
   refresh_token: z.string().min(1).max(512).optional().describe('absent: the sy_refresh cookie that login set (the web UI)'),

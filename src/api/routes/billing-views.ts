@@ -40,7 +40,7 @@ export const PricingView = z.object({
   unit: z.string(),
   default: PriceView.extend({ updated_at: z.string().nullable(), updated_by: z.string().nullable() }).describe('unknown models; free (all zero) until set'),
   models: z.array(PriceView.extend({ model: z.string(), updated_at: z.string(), updated_by: z.string().nullable() })),
-});
+}).meta({ id: 'Pricing' });
 
 export const LedgerEntryType = z.enum(['charge', 'topup', 'adjustment', 'subscription_fee']);
 export const LedgerEntryView = z.object({
@@ -65,7 +65,7 @@ export const LedgerEntryView = z.object({
   created_by: z.string().nullable(),
   created_at: z.string(),
 });
-export const LedgerList = z.object({ object: z.literal('list'), data: z.array(LedgerEntryView) }).describe('with format=csv: text/csv, one header line, the same columns');
+export const LedgerList = z.object({ object: z.literal('list'), data: z.array(LedgerEntryView) }).describe('with format=csv: text/csv, one header line, the same columns').meta({ id: 'LedgerList' });
 
 export const LedgerQuery = z.object({
   format: z.enum(['json', 'csv']).default('json'),
@@ -105,7 +105,7 @@ export const StatementView = z.object({
   to: z.string(),
   users: z.array(StatementTotals.extend({ user_id: z.string() })),
   totals: StatementTotals,
-});
+}).meta({ id: 'Statement' });
 
 export const CreditMovementInput = z.object({ amount: CreditsInput, reason: z.string().trim().min(1).max(500) });
 
@@ -131,7 +131,7 @@ export const PlanView = z.object({
   deleted: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Plan' });
 
 export const SubscriptionView = z.object({
   id: z.string(),
@@ -150,7 +150,7 @@ export const SubscriptionView = z.object({
   started_at: z.string(),
   canceled_at: z.string().nullable(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Subscription' });
 
 export const CreditBalanceView = z.object({
   object: z.literal('credit_balance'),
@@ -160,7 +160,7 @@ export const CreditBalanceView = z.object({
   balance_micro: Micro,
   updated_at: z.string().nullable(),
   subscription: SubscriptionView.nullable(),
-});
+}).meta({ id: 'CreditBalance' });
 export const CreditMovementView = CreditBalanceView.extend({ entry: LedgerEntryView.nullable().describe('the ledger entry written') });
 
 const ProviderName = z.string().min(1).max(100);
@@ -196,7 +196,7 @@ export const SettingsView = z.object({
   storage_quota_bytes: z.number().nullable().describe("bytes the tenant's live files may take in storage (null: unlimited); an upload past it answers 413 storage_quota_exceeded"),
   updated_at: z.string().nullable(),
   updated_by: z.string().nullable(),
-});
+}).meta({ id: 'TenantSettings' });
 export const RelaySettingsInput = z
   .strictObject({
     enabled: z.boolean().optional().describe(RELAY_SETTINGS_DESCRIPTIONS.enabled),

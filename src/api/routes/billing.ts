@@ -58,6 +58,8 @@ function timeParam(value: string | undefined, param: string): string | undefined
   return new Date(t).toISOString();
 }
 
+const CreditBalanceList = z.object({ object: z.literal('list'), data: z.array(CreditBalanceView.omit({ subscription: true })) }).meta({ id: 'CreditBalanceList' });
+
 export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.addHook('preValidation', callerTenantOnly(ctx.tokens));
@@ -179,7 +181,7 @@ export function billingRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(
       '/v1/admin/credits',
-      { preHandler: manage, schema: { tags, summary: 'Credit balances of the tenant’s users (those with any movement)', response: { 200: z.object({ object: z.literal('list'), data: z.array(CreditBalanceView.omit({ subscription: true })) }) } } },
+      { preHandler: manage, schema: { tags, summary: 'Credit balances of the tenant’s users (those with any movement)', response: { 200: CreditBalanceList } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const rows = await listBalances(ctx.sql.db, principal.tenantId);

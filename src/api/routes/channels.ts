@@ -51,9 +51,9 @@ export const CreateChannelRequest = z.strictObject({
     .max(50)
     .optional()
     .describe("names or types of channels this one backs up: it is tried after them for their models (the model sent: its own model_mapping, else the name if it lists it, else its first model)"),
-});
+}).meta({ id: 'CreateChannelRequest' });
 
-export const UpdateChannelRequest = CreateChannelRequest.partial().extend({ key: z.string().max(4096).optional() });
+export const UpdateChannelRequest = CreateChannelRequest.partial().extend({ key: z.string().max(4096).optional() }).meta({ id: 'UpdateChannelRequest' });
 
 export const ChannelView = z.object({
   id: z.string(),
@@ -76,10 +76,10 @@ export const ChannelView = z.object({
   last_test: z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number().nullable(), error: z.string().nullable(), tested_at: z.string() }).nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Channel' });
 export type ChannelView = z.infer<typeof ChannelView>;
 
-export const ChannelTestResponse = z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number(), error: z.string().nullable(), channel: ChannelView });
+export const ChannelTestResponse = z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number(), error: z.string().nullable(), channel: ChannelView }).meta({ id: 'ChannelTestResult' });
 
 function rateLimitsView(text: string | null): ChannelView['rate_limits'] {
   if (text === null) return null;
@@ -123,6 +123,8 @@ export function channelView(row: ChannelsTable): ChannelView {
   };
 }
 
+const ChannelList = z.object({ object: z.literal('list'), data: z.array(ChannelView) }).meta({ id: 'ChannelList' });
+
 export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const admin = requireRole(ctx.tokens, 'admin', ctx.config.auth.rbacEnabled);
@@ -150,7 +152,7 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return reply.code(201).send(await read(principal.tenantId, id));
     });
 
-    app.get('/v1/admin/channels', { preHandler: admin, schema: { tags, summary: 'List channels', response: { 200: z.object({ object: z.literal('list'), data: z.array(ChannelView) }) } } }, async (request) => {
+    app.get('/v1/admin/channels', { preHandler: admin, schema: { tags, summary: 'List channels', response: { 200: ChannelList } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
       return { object: 'list' as const, data: (await ctx.queries.channels(principal.tenantId)).map(channelView) };
     });

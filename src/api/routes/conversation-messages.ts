@@ -49,7 +49,7 @@ export const ConversationReplyObject = z
     omitted_messages: z.number().int().describe("history messages left out of the model's request to fit its context window (oldest first)"),
     stopped: z.boolean().describe('the generation was stopped (POST .../stop) before it ended'),
   })
-  .describe('with stream: true, the same object is the data of the last event before [DONE]');
+  .describe('with stream: true, the same object is the data of the last event before [DONE]').meta({ id: 'ConversationReply' });
 
 const StopAnswer = z.object({ object: z.literal('conversation.stop'), conversation_id: z.string(), stopped: z.boolean().describe('a generation of the conversation was running (on any instance) and was told to stop') });
 

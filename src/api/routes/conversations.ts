@@ -61,14 +61,14 @@ export const CreateConversationRequest = z.object({
   system_prompt: SystemPrompt.nullable().optional(),
   temperature: Temperature.nullable().optional().describe("omitted: the user's default"),
   max_tokens: MaxTokens.nullable().optional().describe("omitted: the user's default"),
-});
+}).meta({ id: 'CreateConversationRequest' });
 
 export const ConversationWithMessages = ConversationView.extend({
   messages: z.array(ConversationMessageView).describe('current messages, oldest first'),
   has_more: z.boolean().describe('older messages exist: ask again with before=<the first message id>'),
-});
+}).meta({ id: 'ConversationWithMessages' });
 
-export const ConversationListItem = ConversationView.omit({ system_prompt: true }).describe('a conversation as lists show it (without its system prompt)');
+export const ConversationListItem = ConversationView.omit({ system_prompt: true }).describe('a conversation as lists show it (without its system prompt)').meta({ id: 'ConversationListItem' });
 
 const Flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
@@ -84,7 +84,7 @@ export const ConversationList = z.object({
   data: z.array(ConversationListItem),
   has_more: z.boolean(),
   next_cursor: z.string().nullable().describe('pass as `cursor` for the next page; null on the last one'),
-});
+}).meta({ id: 'ConversationList' });
 
 export const UpdateConversationRequest = z.object({
   title: Title.optional(),
@@ -95,9 +95,9 @@ export const UpdateConversationRequest = z.object({
   max_tokens: MaxTokens.nullable().optional(),
   pinned: z.boolean().optional(),
   archived: z.boolean().optional(),
-});
+}).meta({ id: 'UpdateConversationRequest' });
 
-export const DeletedConversation = z.object({ id: z.string(), object: z.literal('conversation.deleted'), deleted: z.literal(true) });
+export const DeletedConversation = z.object({ id: z.string(), object: z.literal('conversation.deleted'), deleted: z.literal(true) }).meta({ id: 'DeletedConversation' });
 
 const SearchQuery = z.object({
   q: z.string().trim().min(1).max(500).describe('words; each must occur (case-insensitive) in the title or in one message'),
@@ -115,7 +115,7 @@ const SnippetView = z.object({
 export const ConversationSearchResult = z.object({
   object: z.literal('list'),
   data: z.array(ConversationListItem.extend({ score: z.number().describe('title match 20, plus 1 per matching message (up to 10)'), snippets: z.array(SnippetView) })),
-});
+}).meta({ id: 'ConversationSearchResult' });
 
 const SyncQuery = z.object({
   since: z.string().regex(/^\d{1,16}(\.[A-Za-z0-9_-]{1,64})?$/, 'a cursor from a previous sync').optional().describe('cursor from the previous sync; omit for a full sync'),
@@ -134,11 +134,11 @@ export const ConversationSync = z.object({
   ),
   cursor: z.string().describe('pass as `since` next time'),
   has_more: z.boolean().describe('more changes after `cursor`: ask again at once'),
-});
+}).meta({ id: 'ConversationSync' });
 
 const ExportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
 
-export const ConversationExport = ConversationView.extend({ messages: z.array(ConversationMessageView), exported_at: z.number() });
+export const ConversationExport = ConversationView.extend({ messages: z.array(ConversationMessageView), exported_at: z.number() }).meta({ id: 'ConversationExport' });
 
 const CountsQuery = z.object({ tenant_id: EntityId.optional().describe("operators only: another tenant (403 tenant_not_allowed for anyone else naming a tenant not their own)") });
 export const ConversationCountsView = z.object({

@@ -43,7 +43,7 @@ export const FileView = z
     status: z.enum(['uploaded', 'processing', 'processed', 'error']).describe('uploaded -> processing -> processed | error (FILE_PROCESSING_ENGINE=none: stays uploaded)'),
     status_details: z.string().nullable().describe('why processing failed (status error), else null'),
   })
-  .describe('a file, as OpenAI\'s Files API shows it (plus mime_type and sha256)');
+  .describe('a file, as OpenAI\'s Files API shows it (plus mime_type and sha256)').meta({ id: 'File' });
 
 const FileList = z.object({
   object: z.literal('list'),
@@ -51,7 +51,7 @@ const FileList = z.object({
   has_more: z.boolean(),
   first_id: z.string().nullable(),
   last_id: z.string().nullable(),
-});
+}).meta({ id: 'FileList' });
 
 const FileText = z.object({
   id: z.string(),
@@ -60,9 +60,9 @@ const FileText = z.object({
   text_chars: z.number(),
   truncated: z.boolean().describe('text_chars > FILE_TEXT_LIMIT: chat sees a cut form that says so'),
   pages: z.number().nullable(),
-});
+}).meta({ id: 'FileText' });
 
-const DeletedFile = z.object({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) });
+const DeletedFile = z.object({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) }).meta({ id: 'DeletedFile' });
 
 const FileParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a file id') });
 

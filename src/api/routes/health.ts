@@ -26,7 +26,7 @@ export const HealthResponse = z.object({
       dead_lettered: z.number().int().describe('usage events refused by validation since start (in DATA_DIR/usage-journal/dead-letter.jsonl)'),
     })
     .describe("this instance's usage journal (docs/decisions/0020-usage-journal.md)"),
-});
+}).meta({ id: 'Health' });
 
 class NoAnswer extends Error {}
 

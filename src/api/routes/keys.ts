@@ -81,9 +81,9 @@ export const KeyPolicyInput = z.object({
 });
 type KeyPolicyInput = z.infer<typeof KeyPolicyInput>;
 
-export const CreateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200), user_id: z.string().min(1).max(64) });
-export const CreateOwnKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200) });
-export const UpdateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200).optional() });
+export const CreateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200), user_id: z.string().min(1).max(64) }).meta({ id: 'CreateTenantApiKeyRequest' });
+export const CreateOwnKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200) }).meta({ id: 'CreateApiKeyRequest' });
+export const UpdateKeyRequest = KeyPolicyInput.extend({ name: z.string().min(1).max(200).optional() }).meta({ id: 'UpdateApiKeyRequest' });
 
 const EMPTY_POLICY: KeyPolicy = unrestrictedPolicy();
 
@@ -158,15 +158,15 @@ export const KeyView = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   revoked_at: z.string().nullable(),
-});
-export const CreatedKeyView = KeyView.extend({ key: z.string().describe('the secret: shown once, never again') });
+}).meta({ id: 'ApiKey' });
+export const CreatedKeyView = KeyView.extend({ key: z.string().describe('the secret: shown once, never again') }).meta({ id: 'CreatedApiKey' });
 /** The list's rows carry what the keys page shows beside the policy. */
 export const ListedKeyView = KeyView.extend({
   usage: z.object({
     quota_used: z.number().describe('credits the key has spent at the tenant\'s prices (what its quota_limit counts; the billing projection, a moment behind)'),
     last_used_at: z.string().nullable().describe('start of its latest relay request; null if never used'),
   }),
-});
+}).meta({ id: 'ApiKeyListItem' });
 
 export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
   const p = JSON.parse(row.policy) as KeyPolicy;
@@ -196,6 +196,8 @@ export function keyView(row: ApiKeysTable): z.infer<typeof KeyView> {
 }
 
 const KeyId = z.object({ key_id: z.string().min(1).max(64) });
+
+const ApiKeyList = z.object({ object: z.literal('list'), data: z.array(ListedKeyView) }).meta({ id: 'ApiKeyList' });
 
 export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -235,7 +237,7 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         },
       );
 
-      app.get(base, { preHandler: guard, schema: { tags, summary: own ? 'My API keys' : 'API keys of the tenant', response: { 200: z.object({ object: z.literal('list'), data: z.array(ListedKeyView) }) } } }, async (request) => {
+      app.get(base, { preHandler: guard, schema: { tags, summary: own ? 'My API keys' : 'API keys of the tenant', response: { 200: ApiKeyList } } }, async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const rows = await loadKeyRows(ctx.sql.db, principal.tenantId, own ? principal.userId : undefined);
         const usage = await loadKeyUsage(ctx.sql.db, principal.tenantId, rows.map((r) => r.id));

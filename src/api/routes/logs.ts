@@ -34,7 +34,7 @@ export const LogPage = z.object({
   has_more: z.boolean(),
   /** Pass as `cursor` for the next page; null on the last one. */
   next_cursor: z.string().nullable(),
-});
+}).meta({ id: 'LogPage' });
 
 export const ListLogsQuery = z.object({
   level: z.string().max(20).optional().describe('This level and above: DEBUG, INFO, WARNING, ERROR, CRITICAL'),

@@ -15,7 +15,7 @@ export const MaintenanceResponse = z.object({
   message: z.string(),
   changed_by: z.string().nullable(),
   changed_at: z.string().nullable(),
-});
+}).meta({ id: 'Maintenance' });
 
 export function maintenanceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {

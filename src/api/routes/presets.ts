@@ -99,11 +99,11 @@ const oneFormEach =
 export const CreatePresetRequest = z
   .object({ ...optionalFields, name: optionalFields.name.describe('required, here or as metadata.name'), ...nestedForm })
   .superRefine(oneFormEach(true))
-  .describe('the flat form, the nested form ({metadata, configuration, context}), or both for different fields');
+  .describe('the flat form, the nested form ({metadata, configuration, context}), or both for different fields').meta({ id: 'CreatePresetRequest' });
 export const UpdatePresetRequest = z
   .object({ ...optionalFields, ...nestedForm })
   .superRefine(oneFormEach(false))
-  .describe('fields given replace; the flat form, the nested form, or both for different fields');
+  .describe('fields given replace; the flat form, the nested form, or both for different fields').meta({ id: 'UpdatePresetRequest' });
 export const ClonePresetRequest = z.object({
   modifications: z
     .object({
@@ -136,7 +136,7 @@ export const PresetView = z.object({
   cloned_from: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Preset' });
 export type PresetView = z.infer<typeof PresetView>;
 
 export const PresetHit = PresetView.extend({ score: z.number().nullable().describe('search rank (null without q)') });
@@ -147,7 +147,7 @@ export const PresetList = z.object({
   limit: z.number(),
   offset: z.number(),
   next_offset: z.number().nullable().describe('offset of the next page; null on the last one'),
-});
+}).meta({ id: 'PresetList' });
 
 export const PresetSync = z.object({
   object: z.literal('preset.sync'),

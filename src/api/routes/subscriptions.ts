@@ -34,6 +34,10 @@ function priceMicro(value: string | number): number {
   return micro;
 }
 
+const PlanList = z.object({ object: z.literal('list'), data: z.array(PlanView) }).meta({ id: 'PlanList' });
+
+const SubscriptionList = z.object({ object: z.literal('list'), data: z.array(SubscriptionView) }).meta({ id: 'SubscriptionList' });
+
 export function subscriptionRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const manage = requirePermission(ctx, BILLING_MANAGE);
@@ -71,7 +75,7 @@ export function subscriptionRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       '/v1/admin/plans',
       {
         preHandler: manage,
-        schema: { tags: ['billing'], summary: "The tenant's plans", querystring: z.object({ include_deleted: z.enum(['true', 'false']).optional() }), response: { 200: z.object({ object: z.literal('list'), data: z.array(PlanView) }) } },
+        schema: { tags: ['billing'], summary: "The tenant's plans", querystring: z.object({ include_deleted: z.enum(['true', 'false']).optional() }), response: { 200: PlanList } },
       },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
@@ -79,7 +83,7 @@ export function subscriptionRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       },
     );
 
-    app.get('/v1/plans', { preHandler: signedIn, schema: { tags: ['billing'], summary: 'Plans I can subscribe to', response: { 200: z.object({ object: z.literal('list'), data: z.array(PlanView) }) } } }, async (request) => {
+    app.get('/v1/plans', { preHandler: signedIn, schema: { tags: ['billing'], summary: 'Plans I can subscribe to', response: { 200: PlanList } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
       return { object: 'list' as const, data: await listPlans(ctx.sql.db, principal.tenantId) };
     });
@@ -186,7 +190,7 @@ export function subscriptionRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const userOfTenant = async (tenantId: string, userId: string) => {
       if (!(await ctx.queries.user(tenantId, userId))) throw new NotFoundError(`user ${userId} not found`, 'user_not_found');
     };
-    app.get('/v1/admin/subscriptions', { preHandler: manage, schema: { ...admin, summary: "The tenant's subscriptions", response: { 200: z.object({ object: z.literal('list'), data: z.array(SubscriptionView) }) } } }, async (request) => {
+    app.get('/v1/admin/subscriptions', { preHandler: manage, schema: { ...admin, summary: "The tenant's subscriptions", response: { 200: SubscriptionList } } }, async (request) => {
       const p = await requirePrincipal(request, ctx.tokens);
       return { object: 'list' as const, data: await listSubscriptions(ctx.sql.db, p.tenantId) };
     });

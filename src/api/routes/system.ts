@@ -14,7 +14,7 @@ export const VersionResponse = z.object({
   build: z.string().describe('commit of the image, "dev" for a checkout'),
   releases: z.array(z.object({ version: z.string(), released: z.string().describe('quarter, e.g. 2024-Q2'), support: z.enum(['Current', 'Maintenance', 'End of Life']) })),
   schema_version: z.string().nullable().describe('the latest applied schema migration (schema_migrations.version)'),
-});
+}).meta({ id: 'SystemVersion' });
 
 export function systemRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {

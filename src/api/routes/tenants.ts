@@ -19,7 +19,7 @@ import type { AppContext } from '../context.js';
 export const EntityId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ (at most 64)');
 const TenantId = z.object({ tenant_id: EntityId });
 
-export const CreateTenantRequest = z.object({ name: z.string().trim().min(1).max(200) });
+export const CreateTenantRequest = z.object({ name: z.string().trim().min(1).max(200) }).meta({ id: 'CreateTenantRequest' });
 
 export const TenantView = z.object({
   id: z.string(),
@@ -28,7 +28,7 @@ export const TenantView = z.object({
   disabled: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Tenant' });
 export type TenantView = z.infer<typeof TenantView>;
 
 export function tenantView(row: TenantsTable): TenantView {
@@ -75,6 +75,8 @@ export function callerTenantOnly(tokens: TokenService): preValidationAsyncHookHa
   };
 }
 
+const TenantList = z.object({ object: z.literal('list'), data: z.array(TenantView) }).meta({ id: 'TenantList' });
+
 export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const manage = requirePermission(ctx, Permission.tenantsManage);
@@ -105,7 +107,7 @@ export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(
       '/v1/admin/tenants',
-      { preHandler: manage, schema: { tags, summary: "List tenants (operators: all; others: their own)", response: { 200: z.object({ object: z.literal('list'), data: z.array(TenantView) }) } } },
+      { preHandler: manage, schema: { tags, summary: "List tenants (operators: all; others: their own)", response: { 200: TenantList } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const rows = await ctx.queries.tenants(isOperator(principal) ? undefined : principal.tenantId);

@@ -81,7 +81,7 @@ export const UsageView = z.object({
   data: z.array(UsageGroupView),
   has_more: z.boolean(),
   totals: z.object(Sums),
-});
+}).meta({ id: 'Usage' });
 export const UsageRequestView = z.object({
   object: z.literal('usage.request'),
   request_id: z.string(),
@@ -107,7 +107,7 @@ export const UsageRequestView = z.object({
   started_at: z.string(),
   event_id: z.string().describe('the UsageRecorded event'),
 });
-export const UsageRequestsView = z.object({ object: z.literal('list'), data: z.array(UsageRequestView), has_more: z.boolean(), next_cursor: z.string().nullable() });
+export const UsageRequestsView = z.object({ object: z.literal('list'), data: z.array(UsageRequestView), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id: 'UsageRequestList' });
 
 export function usageRequestView(row: UsageRequestsTable): z.infer<typeof UsageRequestView> {
   return {

@@ -38,7 +38,7 @@ export const CreateUserRequest = z.object({
   password: Password,
   role: Role.default('user'),
   tenant_id: EntityId.optional().describe("operators only: the new user's tenant (default: the caller's; 403 tenant_not_allowed for anyone else naming a tenant not their own)"),
-});
+}).meta({ id: 'CreateUserRequest' });
 export const UpdateUserRequest = z.object({ role: Role.optional() });
 
 export const UserView = z.object({
@@ -51,7 +51,7 @@ export const UserView = z.object({
   mfa_enabled: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'User' });
 export type UserView = z.infer<typeof UserView>;
 
 export const DeletedUserView = z.object({
@@ -62,7 +62,7 @@ export const DeletedUserView = z.object({
   api_keys_revoked: z.number().int().describe("the user's API keys this call revoked"),
   data_keys_destroyed: z.number().int().describe("data keys of the user's conversations and files this call destroyed"),
   files_deleted: z.number().int().describe("the user's files this call deleted (their bytes go once no other file has the same content)"),
-});
+}).meta({ id: 'DeletedUser' });
 
 export const MeView = z.object({
   id: z.string(),
@@ -73,7 +73,7 @@ export const MeView = z.object({
   mfa_enabled: z.boolean(),
   preferences: z.record(z.string(), z.unknown()).describe('the stored preferences, as set'),
   chat_defaults: ChatDefaults,
-});
+}).meta({ id: 'Me' });
 
 /** The known chat keys are checked (null removes one, as for any key); any other key is free-form. */
 const PreferencesPatch = z
@@ -104,6 +104,8 @@ function preferencesOf(row: UsersTable): { preferences: Record<string, unknown>;
   const preferences = JSON.parse(row.preferences) as Record<string, unknown>;
   return { preferences, chat_defaults: chatDefaults(preferences) };
 }
+
+const UserList = z.object({ object: z.literal('list'), data: z.array(UserView) }).meta({ id: 'UserList' });
 
 export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   const mfaOn = ctx.config.auth.mfaEnabled;
@@ -187,7 +189,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(
       '/v1/admin/users',
-      { preHandler: manage, schema: { tags: adminTags, summary: "List the tenant's users", querystring: TenantQuery, response: { 200: z.object({ object: z.literal('list'), data: z.array(UserView) }) } } },
+      { preHandler: manage, schema: { tags: adminTags, summary: "List the tenant's users", querystring: TenantQuery, response: { 200: UserList } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         return { object: 'list' as const, data: (await ctx.queries.users(scopeOf(principal, request.query.tenant_id))).map(userView) };

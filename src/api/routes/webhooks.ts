@@ -63,10 +63,10 @@ export const WebhookView = z.object({
   created_by: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Webhook' });
 type WebhookView = z.infer<typeof WebhookView>;
 
-const CreatedWebhook = WebhookView.extend({ secret: z.string().optional().describe('only when generated: keep it, it is never shown again') });
+const CreatedWebhook = WebhookView.extend({ secret: z.string().optional().describe('only when generated: keep it, it is never shown again') }).meta({ id: 'CreatedWebhook' });
 
 export const DeliveryView = z.object({
   id: z.string(),
@@ -84,7 +84,7 @@ export const DeliveryView = z.object({
   next_attempt_at: z.string().nullable().describe('pending: when the next attempt is due'),
   delivered_at: z.string().nullable(),
   payload: z.record(z.string(), z.unknown()).describe("the payload sent, in the webhook's api_version format"),
-});
+}).meta({ id: 'WebhookDelivery' });
 type DeliveryView = z.infer<typeof DeliveryView>;
 
 const DeliveryList = z.object({
@@ -92,7 +92,7 @@ const DeliveryList = z.object({
   data: z.array(DeliveryView),
   has_more: z.boolean(),
   next_cursor: z.string().nullable().describe('pass as `after` for the next page'),
-});
+}).meta({ id: 'WebhookDeliveryList' });
 
 const DeliveryQuery = z.object({
   status: z.enum(DELIVERY_STATUSES).optional(),
@@ -133,6 +133,8 @@ export function deliveryView(row: WebhookDeliveriesTable): DeliveryView {
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   };
 }
+
+const WebhookList = z.object({ object: z.literal('list'), data: z.array(WebhookView) }).meta({ id: 'WebhookList' });
 
 export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -193,7 +195,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       },
     );
 
-    app.get('/v1/admin/webhooks', { preHandler: admin, schema: { tags, summary: "The tenant's webhooks", response: { 200: z.object({ object: z.literal('list'), data: z.array(WebhookView) }) } } }, async (request) => {
+    app.get('/v1/admin/webhooks', { preHandler: admin, schema: { tags, summary: "The tenant's webhooks", response: { 200: WebhookList } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
       return { object: 'list' as const, data: (await listWebhooks(db, principal.tenantId)).map(webhookView) };
     });

@@ -130,10 +130,10 @@ export const MessagesRequest = z.strictObject({
   service_tier: z.enum(['auto', 'standard_only']).optional(),
   container: z.unknown().optional(),
   inference_geo: z.string().nullable().optional(),
-});
+}).meta({ id: 'CreateMessageRequest' });
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
-export const CountTokensRequest = z.strictObject(conversation);
+export const CountTokensRequest = z.strictObject(conversation).meta({ id: 'CountMessageTokensRequest' });
 export type CountTokensRequest = z.infer<typeof CountTokensRequest>;
 
 // --- Answers ----------------------------------------------------------------------------------
@@ -165,10 +165,10 @@ export const MessagesResponse = z.object({
   stop_reason: StopReason.nullable(),
   stop_sequence: z.string().nullable(),
   usage: MessagesUsage,
-});
+}).meta({ id: 'AnthropicMessage' });
 export type MessagesResponse = z.infer<typeof MessagesResponse>;
 
-export const CountTokensResponse = z.object({ input_tokens: z.number().int() });
+export const CountTokensResponse = z.object({ input_tokens: z.number().int() }).meta({ id: 'MessageTokenCount' });
 
 export const AnthropicErrorType = z.enum([
   'invalid_request_error',

@@ -101,7 +101,7 @@ export const ResponsesRequest = z.looseObject({
   previous_response_id: z.string().min(1).nullable().optional(),
   metadata: z.record(z.string(), z.string().max(512)).nullable().optional(),
   user: z.string().optional(),
-});
+}).meta({ id: 'CreateResponseRequest' });
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
 // --- The response object ----------------------------------------------------------------------
@@ -164,7 +164,7 @@ export const ResponseObject = z.looseObject({
   usage: ResponseUsage.nullable(),
   user: z.string().nullable().optional(),
   metadata: z.record(z.string(), z.string()),
-});
+}).meta({ id: 'Response' });
 export type ResponseObject = z.infer<typeof ResponseObject>;
 
 export const DeletedResponse = z.object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) });
