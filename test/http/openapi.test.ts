@@ -132,7 +132,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('OpenAPI document and /doc
     if (!mode.enabled) return;
     const { env, cleanup: drop } = mode.env();
     cleanup = drop;
-    s = await startApp(env);
+    s = await startApp({ ...env, HEALTH_CHECK_ENABLED: 'false' });
     doc = await openapiDocument(s.url);
   });
   afterAll(async () => {
@@ -354,7 +354,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('OpenAPI document and /doc
     expect(on.status).toBe(200);
     try {
       expect((await call(`${s.url}/v1/admin/channels`, { token: s.userToken })).status).toBe(503);
-      for (const path of ['/docs', '/docs/json', '/docs/static/swagger-ui-bundle.js', '/openapi.json']) expect((await fetch(`${s.url}${path}`)).status, path).toBe(200);
+      for (const path of ['/docs', '/docs/json', '/docs/static/swagger-ui-bundle.js', '/openapi.json']) expect((await call(`${s.url}${path}`)).status, path).toBe(200);
     } finally {
       expect((await call(`${s.url}/v1/admin/maintenance`, { token: s.adminToken, body: { enabled: false } })).status).toBe(200);
     }
