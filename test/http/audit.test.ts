@@ -12,6 +12,7 @@ import { projectionsOf } from '../../src/projections/index.js';
 import type { ReadModelDb } from '../../src/projections/runtime/projection.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, createUser, login, startApp, TEST_SECRET, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { createChannel } from '../support/relay.js';
 
 const run = promisify(execFile);
@@ -205,7 +206,7 @@ describe('audit', () => {
   });
 
   it('publishes the audit endpoints in the OpenAPI document', async () => {
-    const doc = (await call(`${s.url}/openapi.json`)).json;
+    const doc = (await dereferencedOpenapi(s.url));
     expect(doc.paths['/v1/admin/audit/replay']?.post).toBeDefined();
     expect(doc.paths['/v1/admin/audit/history']?.get).toBeDefined();
     expect(JSON.stringify(doc.paths['/v1/admin/audit/replay'].post.responses['200'])).toContain('replayed_rows');

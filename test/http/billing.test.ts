@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, createUser, login, loggedInUser, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { readModelConfig, type Dialect } from '../support/databases.js';
 import { createChannel, usageEvents } from '../support/relay.js';
 import { uniqueSuffix } from '../support/services.js';
@@ -614,7 +615,7 @@ describe.each(variants)('billing (%s)', (name, stack, enabled) => {
   });
 
   it('publishes every billing shape in the OpenAPI document', async () => {
-    const doc = (await call(`${s.url}/openapi.json`)).json;
+    const doc = (await dereferencedOpenapi(s.url));
     for (const path of [
       '/v1/admin/pricing',
       '/v1/admin/pricing/default',

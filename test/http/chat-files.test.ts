@@ -15,6 +15,7 @@ import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import type { FakeUpstream } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
 import { gifBytes, pngBytes } from '../support/files.js';
@@ -173,7 +174,7 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
     });
 
     it('documents file parts, file_ids and their errors in the OpenAPI document', async () => {
-      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const doc = (await dereferencedOpenapi(a.url));
       const chat = doc.paths['/v1/chat/completions'].post;
       const parts = chat.requestBody.content['application/json'].schema.properties.messages.items.properties.content.anyOf.find((s: Json) => s.type === 'array').items.oneOf as Json[];
       const file = parts.find((p) => p.properties.type.enum[0] === 'file')!;

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { replyText, type FakeUpstream } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
 import { appModes } from '../support/modes.js';
@@ -345,7 +346,7 @@ describe.each(appModes(services, urls))('conversation messages ($name)', (mode) 
     });
 
     it('is in the OpenAPI document', async () => {
-      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const doc = (await dereferencedOpenapi(a.url));
       expect(doc.paths['/v1/conversations/{id}/messages'].post.summary).toBeTruthy();
       expect(doc.paths['/v1/conversations/{id}/regenerate'].post.summary).toBeTruthy();
       expect(doc.paths['/v1/conversations/{id}/messages/{message_id}'].put.summary).toBeTruthy();

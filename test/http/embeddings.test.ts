@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { countTokens } from '../../src/relay/tokens.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { BEDROCK_API_KEY, startBedrockFake } from '../support/fake-upstreams/bedrock.js';
 import { startCohereFake } from '../support/fake-upstreams/cohere.js';
@@ -179,7 +180,7 @@ describe('POST /v1/embeddings on every kind that embeds', () => {
   });
 
   it('documents the endpoint in the OpenAPI document', async () => {
-    const doc = (await call(`${s.url}/openapi.json`)).json;
+    const doc = (await dereferencedOpenapi(s.url));
     const operation = doc.paths['/v1/embeddings'].post;
     expect(Object.keys(operation.requestBody.content['application/json'].schema.properties).sort()).toEqual(['dimensions', 'encoding_format', 'input', 'model', 'user']);
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '403', '502', '503']));

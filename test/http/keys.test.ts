@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { createChannel } from '../support/relay.js';
 import { uniqueSuffix } from '../support/services.js';
 
@@ -199,7 +200,7 @@ describe.each(variants)('API keys (%s)', (_name, env, enabled) => {
       expect(bad.json.error.message, duration).toContain('rate_limits.burst_allowance.duration');
     }
 
-    const openapi = (await call(`${s.url}/openapi.json`)).json;
+    const openapi = (await dereferencedOpenapi(s.url));
     const body = openapi.paths['/api/admin/keys'].post.requestBody.content['application/json'].schema;
     const types = (body.properties.rate_limits.properties.burst_allowance.anyOf ?? [body.properties.rate_limits.properties.burst_allowance])
       .flatMap((b: { properties?: { duration?: { anyOf?: Array<{ type: string }> } } }) => b.properties?.duration?.anyOf ?? [])

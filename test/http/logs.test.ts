@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LogEntry, LogLevel } from '../../src/logs/entry.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { appModes, type ModeEnv } from '../support/modes.js';
 
@@ -294,7 +295,7 @@ for (const mode of appModes(services, urls)) {
     });
 
     it('documents the three endpoints in /openapi.json, with the order of results', async () => {
-      const spec = (await call(`${b.url}/openapi.json`)).json;
+      const spec = (await dereferencedOpenapi(b.url));
       expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/admin/logs', '/api/admin/logs/search', '/api/admin/logs/export']));
       const search = spec.paths['/api/admin/logs/search'].post;
       expect(search.description).toContain('newest first');

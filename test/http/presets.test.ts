@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { builtinFile, writeBuiltin } from '../support/presets.js';
 import { createChannel, usageEvents } from '../support/relay.js';
@@ -499,8 +500,7 @@ describe('presets', () => {
   });
 
   it('publishes every shape in the OpenAPI document', async () => {
-    const res = await call(`${s.url}/openapi.json`);
-    const paths = res.json.paths as Json;
+    const paths = (await dereferencedOpenapi(s.url)).paths as Json;
     for (const path of ['/api/presets', '/api/presets/search', '/api/presets/sync', '/api/presets/user/{user_id}', '/api/presets/{preset_id}', '/api/presets/{preset_id}/clone', '/api/admin/presets/reload']) {
       expect(paths, path).toHaveProperty([path]);
     }

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { call, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { appModes } from '../support/modes.js';
@@ -139,7 +140,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('relay settings (%s)', (_n
 
   describe.runIf(mode.enabled)('OpenAPI', () => {
     it('documents the channel fields (closed objects) and relay_settings', async () => {
-      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const doc = (await dereferencedOpenapi(a.url));
       const create = doc.paths['/v1/admin/channels'].post.requestBody.content['application/json'].schema;
       expect(create.additionalProperties).toBe(false);
       expect(Object.keys(create.properties)).toEqual(expect.arrayContaining(['rate_limits', 'retry_config', 'fallback_for', 'priority']));

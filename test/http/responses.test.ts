@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { ChannelType } from '../../src/relay/channel.js';
 import { call, loggedInUser, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { BEDROCK_API_KEY, startBedrockFake } from '../support/fake-upstreams/bedrock.js';
 import { FAKE_COMPLETION_TOKENS, FAKE_PROMPT_TOKENS, FAKE_TOOL_ARGUMENTS, type FakeUpstream } from '../support/fake-upstreams/fake.js';
@@ -243,7 +244,7 @@ describe('the Responses API (embedded)', () => {
   });
 
   it('documents the endpoints in the OpenAPI document', async () => {
-    const doc = (await call(`${s.url}/openapi.json`)).json;
+    const doc = (await dereferencedOpenapi(s.url));
     expect(Object.keys(doc.paths['/v1/responses'])).toEqual(['post']);
     expect(Object.keys(doc.paths['/v1/responses/{id}']).sort()).toEqual(['delete', 'get']);
     expect(Object.keys(doc.paths['/v1/responses/{id}/input_items'])).toEqual(['get']);

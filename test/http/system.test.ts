@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { migrations } from '../../migrations/index.js';
 import { call, startApp, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 
 describe('HTTP server (embedded)', () => {
   let s: RunningApp;
@@ -52,7 +53,7 @@ describe('HTTP server (embedded)', () => {
       // The latest migration this server applied at its start.
       schema_version: Object.keys(migrations).sort().at(-1),
     });
-    const openapi = (await call(`${s.url}/openapi.json`)).json;
+    const openapi = (await dereferencedOpenapi(s.url));
     expect(Object.keys(openapi.paths['/v1/system/version'].get.responses['200'].content['application/json'].schema.properties)).toEqual(['version', 'api_versions', 'default_api_version', 'build', 'releases', 'schema_version']);
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE_RECORDED, type UsageData } from '../../src/commands/usage/events.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, createUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { createChannel } from '../support/relay.js';
 
 const TOKENS = { prompt: 11, completion: 7, total: 18 };
@@ -262,7 +263,7 @@ describe('usage', () => {
   });
 
   it('publishes the usage endpoints in the OpenAPI document', async () => {
-    const doc = (await call(`${s.url}/openapi.json`)).json;
+    const doc = (await dereferencedOpenapi(s.url));
     for (const path of ['/v1/admin/usage', '/v1/admin/usage/requests', '/v1/usage', '/v1/usage/requests']) expect(doc.paths[path]?.get, path).toBeDefined();
     const params = (doc.paths['/v1/admin/usage'].get.parameters as Array<{ name: string }>).map((p) => p.name);
     expect(params).toEqual(expect.arrayContaining(['group_by', 'from', 'to', 'user_id', 'key_id', 'model']));

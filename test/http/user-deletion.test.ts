@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DataKeyDestroyedError } from '../../src/ports/data-keys.js';
 import { call, createUser, loggedInUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { appModes } from '../support/modes.js';
 
 const services = inject('services');
@@ -195,7 +196,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('deleting a user (%s)', (_
     });
 
     it('is in the OpenAPI document', async () => {
-      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const doc = (await dereferencedOpenapi(a.url));
       const op = doc.paths['/v1/admin/users/{user_id}'].delete;
       expect(op.summary).toBeTruthy();
       expect(Object.keys(op.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['api_keys_revoked', 'data_keys_destroyed', 'deleted', 'files_deleted', 'id', 'object', 'sessions_revoked']);

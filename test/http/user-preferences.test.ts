@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, createUser, login, startApp, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { dereferencedOpenapi } from '../support/openapi.js';
 import { appModes } from '../support/modes.js';
 
 const services = inject('services');
@@ -96,7 +97,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('chat preferences (%s)', (
     });
 
     it('documents the chat keys and chat_defaults in the OpenAPI document', async () => {
-      const doc = (await call(`${a.url}/openapi.json`)).json;
+      const doc = (await dereferencedOpenapi(a.url));
       const body = doc.paths['/v1/users/me'].patch.requestBody.content['application/json'].schema;
       expect(Object.keys(body.properties.preferences.properties).sort()).toEqual(['default_model', 'language', 'max_tokens', 'temperature', 'theme']);
       expect(body.properties.preferences.additionalProperties).toEqual({});
