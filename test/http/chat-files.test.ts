@@ -182,7 +182,8 @@ describe.each(appModes(services, urls))('files in chat ($name)', (mode) => {
       expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['404', '409']));
       const send = doc.paths['/v1/conversations/{id}/messages'].post;
       expect(send.requestBody.content['application/json'].schema.properties.file_ids.description).toContain('POST /v1/files');
-      expect(send.responses['200'].content['application/json'].schema.properties.user_message.properties.file_ids.type).toBe('array');
+      const userMessage = send.responses['200'].content['application/json'].schema.properties.user_message;
+      expect((userMessage.allOf?.[0] ?? userMessage).properties.file_ids.type).toBe('array'); // a described named schema: allOf [Message]
       expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['404', '409']));
     });
 
