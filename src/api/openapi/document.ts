@@ -49,7 +49,8 @@ function commonErrors(path: string, access: Access, exempt: boolean): Record<str
   const errors: Record<string, string> = {
     400: 'invalid_request (a field; param names it), unknown_field, invalid_json, duplicate_authorization (more than one Authorization header), unsupported_api_version (API-Version header)',
   };
-  if (access !== 'public' && access !== 'optional') errors[401] = 'unauthorized (no credentials, or not valid), key_expired';
+  if (access === 'key' || access === 'anthropic') errors[401] = 'missing_api_key, invalid_authorization_header, invalid_api_key, key_expired, unauthorized (an access token that is not valid)';
+  else if (access === 'user') errors[401] = 'unauthorized (no credentials, or not valid)';
   if (path.includes('/admin/')) errors[403] = 'forbidden (the role or permission is missing)';
   if (path.includes('{')) errors[404] = 'not_found (or a code naming what is missing)';
   errors[500] = 'internal_error';
