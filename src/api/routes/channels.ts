@@ -10,6 +10,7 @@ import type { ChannelsTable } from '../../adapters/sql/schema.js';
 import { channels } from '../../commands/channels/decider.js';
 import type { ChannelRateLimits, ChannelRetryConfig, ChannelSettings } from '../../commands/channels/events.js';
 import { maskSecret } from '../../crypto/secret-box.js';
+import { createChannel, deleteChannel, updateChannel } from '../../commands/channels/names.js';
 import { NotFoundError } from '../../errors.js';
 import { ChannelType } from '../../relay/channel.js';
 import { probeChannel } from '../../relay/probe.js';
@@ -139,13 +140,14 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       await Promise.all([ctx.runner.waitFor(position, { projections: ['channels'] }), ctx.views.channels.waitFor(position)]);
     };
     const seal = (key: string) => ({ sealed: ctx.secrets.seal(key), masked: key ? maskSecret(key) : '' });
+    const existing = (tenantId: string) => async () => ctx.queries.channels(tenantId);
 
     app.post('/v1/admin/channels', { preHandler: admin, schema: { tags, summary: 'Create a channel', body: CreateChannelRequest, response: { 201: ChannelView } } }, async (request, reply) => {
       const principal = await requirePrincipal(request, ctx.tokens);
       const { key, ...rest } = request.body;
       const settings: ChannelSettings = { ...rest, base_url: rest.base_url ?? null };
       const id = `ch_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
-      const result = await ctx.commands.execute(channels, id, { type: 'CreateChannel', channelId: id, settings, key: seal(key) }, { tenantId: principal.tenantId, causationId: request.id });
+      const result = await createChannel(ctx.commands, { type: 'CreateChannel', channelId: id, settings, key: seal(key) }, { tenantId: principal.tenantId, causationId: request.id }, existing(principal.tenantId));
       await settle(result.position);
       return reply.code(201).send(await read(principal.tenantId, id));
     });
@@ -166,11 +168,14 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const { key, ...changes } = request.body;
-        const result = await ctx.commands.execute(
-          channels,
+        const current = await ctx.queries.channel(principal.tenantId, request.params.channel_id);
+        const result = await updateChannel(
+          ctx.commands,
           request.params.channel_id,
           { type: 'UpdateChannel', changes: changes as Partial<ChannelSettings>, key: key === undefined ? undefined : seal(key) },
           { tenantId: principal.tenantId, causationId: request.id },
+          current?.name ?? null,
+          existing(principal.tenantId),
         );
         await settle(result.position);
         return read(principal.tenantId, request.params.channel_id);
@@ -182,7 +187,8 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       { preHandler: admin, schema: { tags, summary: 'Delete a channel', params: ChannelId, response: { 200: z.object({ id: z.string(), object: z.literal('channel'), deleted: z.literal(true) }) } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        const result = await ctx.commands.execute(channels, request.params.channel_id, { type: 'DeleteChannel' }, { tenantId: principal.tenantId, causationId: request.id });
+        const current = await ctx.queries.channel(principal.tenantId, request.params.channel_id);
+        const result = await deleteChannel(ctx.commands, request.params.channel_id, { tenantId: principal.tenantId, causationId: request.id }, current?.name ?? null);
         await settle(result.position);
         return { id: request.params.channel_id, object: 'channel' as const, deleted: true as const };
       },

@@ -158,7 +158,9 @@ export async function importGateway(source: GatewaySource, db: LegacyDb, sink: I
     let any = false;
     for (const input of mapped.value) {
       try {
-        tally(report.channels, await sink.channel(input));
+        const imported = await sink.channel(input);
+        tally(report.channels, imported);
+        if (imported.name !== undefined) note('channels', channel.id, channel.name, [`imported as "${imported.name}": a channel named "${input.name}" exists already`]);
         any = true;
       } catch (error) {
         refuse('channels', channel.id, input.name, refusal(error), report.channels);
