@@ -17,6 +17,11 @@ export interface RelayCaller {
   readonly tenantId: string;
   readonly userId: string | null;
   readonly keyId: string | null;
+  /**
+   * An admin signed in (a session, not an API key): upstream failures name the channel for them.
+   * API-key callers are told what failed, never which channel or where it lives.
+   */
+  readonly seesChannels?: boolean;
 }
 
 export interface ResolvedCaller {
@@ -85,6 +90,7 @@ export class Callers {
 
   private sessionCaller(principal: Principal): ResolvedCaller {
     if (!this.rbac.allows(principal.role, 'chat:use')) throw new ForbiddenError('this account may not use the relay (permission chat:use)', 'forbidden');
-    return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
+    const seesChannels = !this.rbac.enabled || principal.role === 'admin';
+    return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null, seesChannels }, key: null };
   }
 }
