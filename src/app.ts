@@ -257,7 +257,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     if (index) logIndex.push(entry);
   });
   const gate = new RelayGate({
-    callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
+    callers: new Callers(keyGate, () => views.keys.state, tokens, rbac, () => views.access.state),
     keyGate,
     billing,
     relay,
