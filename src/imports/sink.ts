@@ -190,7 +190,8 @@ function codeOf(error: unknown): string | null {
 /** Opens Switchyard as the environment configures it (bootstrapped, projectors running) and writes into it. */
 export async function openImportSink(config: Config, logger: Logger, options: ImportSinkOptions): Promise<ImportSink> {
   // <PROVIDER>_API_KEY channels are for a first start; an import brings its own channels.
-  const app = await createApp({ ...config, defaultChannels: [] }, logger);
+  // A dry run appends nothing, not even what a first start would (the root admin, built-in presets).
+  const app = await createApp({ ...config, defaultChannels: [] }, logger, { noStartupWrites: options.dryRun ?? false });
   return new AppImportSink(app, options);
 }
 

@@ -73,6 +73,12 @@ export async function readQuotaPerUnit(db: LegacyDb): Promise<number> {
   }
 }
 
+/** The gateway tables the import reads that the database lacks (empty: it looks like the gateway's). */
+export async function missingTables(db: LegacyDb): Promise<string[]> {
+  const present = new Set((await db.introspection.getTables()).map((t) => t.name));
+  return ['users', 'channels', 'tokens', 'abilities'].filter((table) => !present.has(table));
+}
+
 async function countRows(db: LegacyDb, table: LegacyTable): Promise<number> {
   const row = (await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst()) as RawRow | undefined;
   return num(row?.n);
