@@ -22,6 +22,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
+import type { ChannelTypeTable } from '../../src/imports/gateways/channels.js';
+import { needsBaseUrl } from '../../src/relay/providers/index.js';
 import { uniqueSuffix } from './services.js';
 
 export type GatewayName = 'one-api' | 'new-api';
@@ -348,4 +350,22 @@ export async function createGatewayFixture(gateway: GatewayName, dialect: Fixtur
       }
     },
   };
+}
+
+/**
+ * docs/importing.md's table of a gateway's channel types, a Markdown row per type, made from the
+ * importer's own table (the unit tests check that the document holds every row as written here).
+ */
+export function channelTypeRows(types: ChannelTypeTable): string[] {
+  return Object.entries(types).map(([type, e]) => {
+    if (!e.kind) return `| ${type} | ${e.name} | not imported | ${e.why ?? ''} |`;
+    let url: string;
+    if (e.fullUrl) url = 'the channel\'s base URL is the whole request URL: imported without its `/chat/completions`';
+    else {
+      const own = e.path ? `its base URL + \`${e.path}\`` : 'its base URL';
+      const empty = e.base ? `\`${e.base}${e.path ?? ''}\`` : needsBaseUrl(e.kind) ? 'not imported' : `the \`${e.kind}\` default`;
+      url = `${own}; none: ${empty}`;
+    }
+    return `| ${type} | ${e.name} | \`${e.kind}\` | ${url} |`;
+  });
 }
