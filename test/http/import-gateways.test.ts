@@ -359,7 +359,7 @@ for (const c of CASES) {
 }
 
 describe('import refusals', () => {
-  it('a command line without --from, and a database that is not the gateway\'s: one line, exit status 1, nothing written', { timeout: 60_000 }, async () => {
+  it('a command line without --from, a database that is not the gateway\'s, a tenant that does not exist: one line, exit status 1, nothing written', { timeout: 90_000 }, async () => {
     const into = target('embedded');
     const dir = mkdtempSync(join(tmpdir(), 'sy-not-a-gateway-'));
     try {
@@ -374,6 +374,16 @@ describe('import refusals', () => {
       expect(wrong.stderr).toContain(`new-api import from sqlite:${file} failed: it has no channels, tokens, abilities tables: is it new-api's database?`);
       expect(wrong.stdout).toBe('');
       expect(readdirSync(into.dataDir)).toEqual([]);
+      // A tenant that does not exist: refused before any row is read.
+      const fixture = await createGatewayFixture('one-api', 'sqlite', { upstreamOrigin: upstream.origin });
+      try {
+        const noTenant = await cli(['import', 'one-api', '--from', fixture.url, '--tenant', 'nope', '--dry-run'], into.env);
+        expect(noTenant.code).toBe(1);
+        expect(noTenant.stderr).toContain('failed: no tenant "nope" (create it first: POST /v1/admin/tenants)');
+        expect(await headPosition(into)).toBe(0);
+      } finally {
+        await fixture.cleanup();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await into.cleanup();
