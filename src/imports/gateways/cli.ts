@@ -50,7 +50,9 @@ export async function importCommand(config: Config, args: string[]): Promise<num
     // Before Switchyard is opened: a database that is not the gateway's changes nothing anywhere.
     const missing = await missingTables(legacy.db);
     if (missing.length > 0) throw new Error(`it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}: is it ${source.name}'s database?`);
-    const sink = await openImportSink(config, createCommandLogger(config.server.logLevel), { source: source.name, tenantId: values.tenant, dryRun });
+    // A log line per imported row would bury the progress and the summary: warnings and up, unless asked for.
+    const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+    const sink = await openImportSink(config, logger, { source: source.name, tenantId: values.tenant, dryRun });
     let progress: { table: LegacyTable; bar: Progress } | null = null;
     try {
       report = await importGateway(source, legacy.db, sink, {
