@@ -102,8 +102,8 @@ const EXPECTED: Record<GatewayName, { channels: number; keys: number; unmappedTy
   'one-api': {
     // openai, azure east, claude pool (2 keys: 2 channels)
     channels: 4,
-    // root-ci, alice-app, bob-old (revoked), carol-vip, alice-expired
-    keys: 5,
+    // root-ci, alice-app, bob-old and bob-enabled (revoked), carol-vip, alice-expired
+    keys: 6,
     unmappedType: /^Baidu channels \(type 15\) have no Switchyard kind/,
     notMapped: [
       ['users', 5], // deleted (status 3)
@@ -116,7 +116,7 @@ const EXPECTED: Record<GatewayName, { channels: number; keys: number; unmappedTy
   'new-api': {
     // openai, custom gateway, mistral pool (3 keys: 3 channels)
     channels: 5,
-    keys: 5,
+    keys: 6,
     unmappedType: /^Midjourney channels \(type 2\) have no Switchyard kind/,
     notMapped: [
       ['users', 5], // deleted_at set
@@ -272,7 +272,7 @@ for (const c of CASES) {
         model_restrictions: { allowed_models: string[] };
       }>;
       const byName = new Map(keys.map((k) => [k.name, k]));
-      expect([...byName.keys()].sort()).toEqual(['alice-app', 'alice-expired', 'bob-old', 'carol-vip', 'root-ci']);
+      expect([...byName.keys()].sort()).toEqual(['alice-app', 'alice-expired', 'bob-enabled', 'bob-old', 'carol-vip', 'root-ci']);
       expect(byName.get('alice-app')).toMatchObject({
         id: id('key', 2),
         user_id: id('user', 2),
@@ -284,6 +284,9 @@ for (const c of CASES) {
       });
       expect(byName.get('root-ci')).toMatchObject({ revoked: false, permissions: { quota_limit: null, expiry_date: null, ip_whitelist: [] }, model_restrictions: { allowed_models: [] } });
       expect(byName.get('bob-old')).toMatchObject({ revoked: true });
+      // Enabled, but bob is disabled: the gateway refused it, so it is revoked here.
+      expect(byName.get('bob-enabled')).toMatchObject({ revoked: true });
+      expect(report.notes).toContainEqual({ table: 'tokens', id: 9, name: 'bob-enabled', note: 'its user is disabled: imported revoked' });
       expect(byName.get('alice-expired')).toMatchObject({ revoked: false, permissions: { expiry_date: '2024-01-01T00:00:00.000Z' } });
       // carol's group "vip" reaches only its channels' models.
       const vipModels = c.gateway === 'one-api' ? ['gpt-3.5-turbo', 'gpt-4o', 'gpt-4o-mini'] : ['gpt-4o', 'gpt-4o-mini', 'qwen-local'];
@@ -293,6 +296,7 @@ for (const c of CASES) {
       const sdk = (secret: string) => new OpenAI({ apiKey: secret, baseURL: `${s.url}/v1`, maxRetries: 0 });
       const ask = (secret: string, model: string) => sdk(secret).chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
       await expect(ask(fixture.secrets['bob-old']!, 'gpt-4o-mini')).rejects.toMatchObject({ status: 401 });
+      await expect(ask(fixture.secrets['bob-enabled']!, 'gpt-4o-mini')).rejects.toMatchObject({ status: 401 });
       await expect(ask(fixture.secrets['alice-expired']!, 'gpt-4o-mini')).rejects.toMatchObject({ status: 401 });
       await expect(ask(fixture.secrets['alice-app']!, 'gpt-4o')).rejects.toMatchObject({ status: 403 });
       // The channel's model_mapping: gpt-4o reaches the upstream as gpt-4o-2024-08-06.

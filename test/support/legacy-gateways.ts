@@ -268,6 +268,7 @@ function rowsOf(gateway: GatewayName, options: FixtureOptions, secrets: Record<s
   token(6, 2, 'alice-expired', { status: 3, expired_time: YEAR_2024, ...modelsOf('', '') });
   token(7, 4, 'carol-bad-subnet', { unlimited_quota: true, ...modelsOf('', 'office-network') });
   if (gateway === 'new-api') token(8, 4, 'carol-deleted', { unlimited_quota: true, deleted_at: '2025-02-01 00:00:00', ...modelsOf('', '') });
+  token(9, 3, 'bob-enabled', { unlimited_quota: true, ...modelsOf('', '') }); // enabled, of a disabled user
 
   const channel = (id: number, extra: Row): Row => ({ id, status: 1, weight: 0, created_time: now, test_time: 0, response_time: 0, base_url: '', balance: 0, balance_updated_time: 0, group: 'default', used_quota: 0, model_mapping: '', priority: 0, ...extra });
   const channels =

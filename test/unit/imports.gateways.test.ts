@@ -83,6 +83,7 @@ describe('tokens', () => {
     expect(mapToken(token({ status: 2 }), noGroups)).toMatchObject({ ok: true, value: { revoked: true }, notes: ['disabled: imported revoked'] });
     expect(mapToken(token({ status: 3, expiredTime: 1_600_000_000 }), noGroups)).toMatchObject({ ok: true, value: { revoked: false, policy: { expires_at: '2020-09-13T12:26:40.000Z' } } });
     expect(mapToken(token({ status: 4, unlimitedQuota: false, remainQuota: -20 }), noGroups)).toMatchObject({ ok: true, value: { revoked: false, policy: { quota_limit: 0 } } });
+    expect(mapToken(token(), { ...noGroups, userDisabled: true })).toMatchObject({ ok: true, value: { revoked: true }, notes: ['its user is disabled: imported revoked'] });
   });
 
   it('refuses what it cannot keep as strict: bad address rules, a model list that allows nothing', () => {
