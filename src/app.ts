@@ -78,6 +78,8 @@ export interface App {
 export interface AppOptions {
   /** Now, in ms, for time-based work that tests move by days (log files' day change and retention). */
   clock?: () => number;
+  /** Append nothing at start (no root admin, default channels or built-in presets): an import's dry run. */
+  noStartupWrites?: boolean;
 }
 
 export interface Stores {
@@ -180,9 +182,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     await runner.waitFor(await store.headPosition(), { projections: ['key_usage', 'billing'], timeoutMs: 60_000 }).catch(() => undefined);
     await seedQuotaCounters(sql.db, counters);
     // First start: the default tenant and the root admin, projected before the first login.
-    const bootstrapped = await bootstrap(store, commands, config, logger);
+    const bootstrapped = options.noStartupWrites ? 0 : await bootstrap(store, commands, config, logger);
     // <PROVIDER>_API_KEY variables: a channel each when the default tenant has none yet, routable before serving.
-    const channelsCreated = await createDefaultChannels(config.defaultChannels, {
+    const channelsCreated = await createDefaultChannels(options.noStartupWrites ? [] : config.defaultChannels, {
       commands,
       db: sql.db,
       secrets,
@@ -191,7 +193,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     });
     if (channelsCreated > 0) await Promise.all([runner.waitFor(channelsCreated, { projections: ['channels'] }), views.channels.waitFor(channelsCreated)]);
     // Built-in presets new or newer in the data files (once across instances), projected before serving.
-    const presetsPublished = await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
+    const presetsPublished = options.noStartupWrites ? { position: null } : await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
     if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });
     if (bootstrapped > 0) {
       // Every projection and view past the bootstrap commits before the first request.

@@ -24,7 +24,7 @@ import { apiKeys } from '../commands/keys/decider.js';
 import { KeyPolicy, unrestrictedPolicy } from '../commands/keys/events.js';
 import { normalizeContent, type PresetVisibility } from '../commands/presets/content.js';
 import { presets } from '../commands/presets/decider.js';
-import { DEFAULT_TENANT } from '../commands/tenants/decider.js';
+import { DEFAULT_TENANT, tenants } from '../commands/tenants/decider.js';
 import { createUser } from '../commands/users/create-user.js';
 import { normalizeEmail, users } from '../commands/users/decider.js';
 import type { Config } from '../config.js';
@@ -193,7 +193,14 @@ function codeOf(error: unknown): string | null {
 /** Opens Switchyard as the environment configures it (bootstrapped, projectors running) and writes into it. */
 export async function openImportSink(config: Config, logger: Logger, options: ImportSinkOptions): Promise<ImportSink> {
   // <PROVIDER>_API_KEY channels are for a first start; an import brings its own channels.
-  const app = await createApp({ ...config, defaultChannels: [] }, logger);
+  // A dry run appends nothing, not even what a first start would (the root admin, built-in presets).
+  const app = await createApp({ ...config, defaultChannels: [] }, logger, { noStartupWrites: options.dryRun ?? false });
+  // Rows of a tenant that does not exist would be nobody's to see (the default one is made at the first start).
+  const tenantId = options.tenantId ?? DEFAULT_TENANT;
+  if (tenantId !== DEFAULT_TENANT && (await app.ctx.store.readStream(streamName(tenants.category, tenantId))).length === 0) {
+    await app.close();
+    throw new ImportError(`no tenant "${tenantId}" (create it first: POST /v1/admin/tenants)`, 'unknown_tenant');
+  }
   return new AppImportSink(app, options);
 }
 
