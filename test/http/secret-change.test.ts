@@ -186,22 +186,25 @@ for (const mode of appModes(services, urls)) {
       });
 
       it('refuses a wrong --old and bad command lines in one line; --help explains', async () => {
-        const wrong = await cli(processEnv, 'secret', 'rotate', '--old', 'not-the-secret-0123456789', '--new', SECRET_B);
+        const [wrong, missing, short, unknown, help, shortHelp] = await Promise.all([
+          cli(processEnv, 'secret', 'rotate', '--old', 'not-the-secret-0123456789', '--new', SECRET_B),
+          cli(processEnv, 'secret', 'rotate', '--old', SECRET_A),
+          cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', 'short'),
+          cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', SECRET_B, '--bogus'),
+          cli({}, 'secret', '--help'),
+          cli({}, 'secret', 'rotate', '-h'),
+        ]);
         expect(wrong.code).toBe(1);
         expect(wrong.stderr.trim()).toMatch(/^--old does not open the data in \S+: give the SECRET the data was sealed with$/);
-        const missing = await cli(processEnv, 'secret', 'rotate', '--old', SECRET_A);
         expect(missing.code).toBe(1);
         expect(missing.stderr.trim()).toBe('switchyard: secret rotate needs --old <the SECRET the data is sealed with> and --new <the SECRET to seal it with> (see: switchyard secret --help)');
-        const short = await cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', 'short');
         expect(short.code).toBe(1);
-        expect(short.stderr).toContain('--new must be at least 16 characters');
-        const unknown = await cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', SECRET_B, '--bogus');
+        expect(short.stderr.trim()).toBe('switchyard: --new must be at least 16 characters, as SECRET must (see: switchyard secret --help)');
         expect(unknown.code).toBe(1);
         expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
-        const help = await cli({}, 'secret', '--help');
         expect(help.code).toBe(0);
         expect(help.stdout).toContain('secret rotate --old <old SECRET> --new <new SECRET>');
-        expect((await cli({}, 'secret', 'rotate', '-h')).stdout).toContain('re-seal channel keys');
+        expect(shortHelp.stdout).toContain('re-seal channel keys');
       });
 
       it('re-seals everything, finishing a run that stopped half-way; a re-run changes nothing', async () => {
