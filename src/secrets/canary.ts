@@ -3,7 +3,7 @@
  * start — lives in the read-model database (the `data_keys` table, under a scope of its own), so
  * every instance of a distributed installation checks against the same one, and
  * `switchyard secret rotate` re-seals it with the rest. A server started with a SECRET that does
- * not open it stops with one line (docs/decisions/0280-secret-rotation.md); single values that do
+ * not open it stops with one line (docs/decisions/0290-secret-rotation.md); single values that do
  * not open (a channel key from an import) are the business of whoever reads them.
  */
 import { dirname } from 'node:path';
