@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { base32Decode, totp } from '../../src/auth/totp.js';
 import { channels } from '../../src/commands/channels/decider.js';
 import { SecretBox } from '../../src/crypto/secret-box.js';
+import { CANARY_SCOPE, SecretMismatchError } from '../../src/secrets/canary.js';
 import { call, createUser, login, startApp, TEST_ADMIN, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 import { replyText } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
@@ -128,6 +129,25 @@ for (const mode of appModes(services, urls)) {
         // Setting the key again mends it.
         const mended = await call(`${s.url}/v1/admin/channels/${bad}`, { method: 'PATCH', token: s.adminToken, body: { key: 'test-key' } });
         expect(mended.json).toMatchObject({ status: 'ok', status_reason: null });
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('an installation from before the canary is judged by its sealed values, and gets the canary at its next start', async () => {
+      const stores = newStores();
+      const dataDir = newDataDir();
+      let s = await startApp({ ...stores, SECRET: SECRET_A }, { keepDataDir: dataDir });
+      await createChannel(s, 'only', upstream.baseUrl, ['gpt-4o-mini']);
+      const canary = () => s.app.ctx.sql.db.selectFrom('data_keys').select('sealed_key').where('scope', '=', CANARY_SCOPE).executeTakeFirst();
+      expect((await canary())?.sealed_key).toMatch(/^v1\./);
+      await s.app.ctx.sql.db.deleteFrom('data_keys').where('scope', '=', CANARY_SCOPE).execute();
+      await s.close();
+      // No canary: the channel key (sealed with A) does not open with B.
+      await expect(startApp({ ...stores, SECRET: SECRET_B }, { keepDataDir: dataDir, anonymous: true })).rejects.toThrow(SecretMismatchError);
+      s = await startApp({ ...stores, SECRET: SECRET_A }, { keepDataDir: dataDir });
+      try {
+        expect((await canary())?.sealed_key).toMatch(/^v1\./);
       } finally {
         await s.close();
       }
