@@ -16,6 +16,7 @@ import { base32Decode, totp } from '../../src/auth/totp.js';
 import { channels } from '../../src/commands/channels/decider.js';
 import { SecretBox } from '../../src/crypto/secret-box.js';
 import { CANARY_SCOPE, SecretMismatchError } from '../../src/secrets/canary.js';
+import type { RotationReport } from '../../src/secrets/rotate.js';
 import { call, createUser, login, startApp, TEST_ADMIN, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
 import { replyText } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
@@ -238,7 +239,7 @@ for (const mode of appModes(services, urls)) {
         }
         const r = await cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', SECRET_B);
         expect(r.code, r.stderr).toBe(0);
-        const report = JSON.parse(r.stdout) as Record<string, { resealed: number; already: number; unopenable: string[] }> & { recovery_codes_invalidated_for: string[] };
+        const report = JSON.parse(r.stdout) as RotationReport;
         expect(report.channel_keys).toEqual({ resealed: 1, already: 1, unopenable: [] });
         expect(report.mfa_secrets).toEqual({ resealed: 1, already: 0, unopenable: [] });
         expect(report.webhook_secrets).toEqual({ resealed: 1, already: 0, unopenable: [] });
