@@ -33,6 +33,7 @@ import type { EventStore } from './ports/event-store.js';
 import { projectionsOf } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { SqlDataKeys } from './adapters/data-keys/sql.js';
+import { checkSecret, dataLocation, SecretMismatchError } from './secrets/canary.js';
 import { loadTenants, loadUser, loadUserByEmail, loadUsers } from './queries/accounts.js';
 import { loadChannelRows } from './queries/channels.js';
 import { seedQuotaCounters } from './queries/quota-counters.js';
@@ -131,6 +132,13 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const systemLog = logger.child({ category: 'system' });
   const stores = await openStores(config, logger).catch((error: unknown) => {
     systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not open the stores');
+    throw error;
+  });
+  // Before anything opens a sealed value: a SECRET that does not open the data stops startup, in one line.
+  await checkSecret(stores.sql, config.secret, dataLocation(config)).catch(async (error: unknown) => {
+    if (error instanceof SecretMismatchError) systemLog.fatal({ component: 'app', event: 'secret_mismatch' }, error.message);
+    else systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not check the SECRET against the data');
+    await Promise.all([stores.store.close(), stores.sql.close(), stores.counters.close()]);
     throw error;
   });
   // Only the server writes log files (one-shot commands log to stderr alone); from here on, every entry reaches them.

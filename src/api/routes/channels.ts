@@ -74,6 +74,8 @@ export const ChannelView = z.object({
   retry_config: z.object({ max_retries: z.number().nullable(), backoff_multiplier: z.number().nullable() }).nullable().describe('null fields: the global default'),
   fallback_for: z.array(z.string()),
   health: z.object({ healthy: z.boolean(), cooldown_until: z.string().nullable(), reason: z.string().nullable() }),
+  status: z.enum(['ok', 'broken']).describe('broken: its key does not open with this SECRET; the relay skips it until the key is set again or re-sealed'),
+  status_reason: z.string().nullable().describe('why it is broken (null when ok)'),
   last_test: z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number().nullable(), error: z.string().nullable(), tested_at: z.string() }).nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -94,7 +96,8 @@ function retryConfigView(text: string | null): ChannelView['retry_config'] {
   return { max_retries: config.max_retries ?? null, backoff_multiplier: config.backoff_multiplier ?? null };
 }
 
-export function channelView(row: ChannelsTable): ChannelView {
+/** `broken`: why this instance's channel directory could not open its key (absent: it did). */
+export function channelView(row: ChannelsTable, broken?: string): ChannelView {
   const type = row.type as ChannelType;
   const config = JSON.parse(row.config) as Record<string, unknown>;
   return {
@@ -115,6 +118,8 @@ export function channelView(row: ChannelsTable): ChannelView {
     retry_config: retryConfigView(row.retry_config),
     fallback_for: row.fallback_for === null ? [] : (JSON.parse(row.fallback_for) as string[]),
     health: { healthy: row.healthy === 1, cooldown_until: row.cooldown_until, reason: row.health_reason },
+    status: broken === undefined ? 'ok' : 'broken',
+    status_reason: broken ?? null,
     last_test:
       row.last_tested_at === null
         ? null
@@ -132,7 +137,7 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const read = async (tenantId: string, id: string): Promise<ChannelView> => {
       const row = await ctx.queries.channel(tenantId, id);
       if (!row) throw new NotFoundError('channel not found', 'channel_not_found');
-      return channelView(row);
+      return channelView(row, ctx.views.channels.state.get(row.id)?.broken);
     };
     /** Read-your-writes: the projection and this instance's directory have the commit. */
     const settle = async (position: number | null) => {
@@ -154,7 +159,7 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get('/v1/admin/channels', { preHandler: admin, schema: { tags, summary: 'List channels', response: { 200: z.object({ object: z.literal('list'), data: z.array(ChannelView) }) } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
-      return { object: 'list' as const, data: (await ctx.queries.channels(principal.tenantId)).map(channelView) };
+      return { object: 'list' as const, data: (await ctx.queries.channels(principal.tenantId)).map((row) => channelView(row, ctx.views.channels.state.get(row.id)?.broken)) };
     });
 
     app.get('/v1/admin/channels/:channel_id', { preHandler: admin, schema: { tags, summary: 'Get a channel', params: ChannelId, response: { 200: ChannelView } } }, async (request) => {
