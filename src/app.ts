@@ -33,6 +33,7 @@ import type { EventStore } from './ports/event-store.js';
 import { projectionsOf } from './projections/index.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { SqlDataKeys } from './adapters/data-keys/sql.js';
+import { checkSecret, dataLocation, SecretMismatchError } from './secrets/canary.js';
 import { loadTenants, loadUser, loadUserByEmail, loadUsers } from './queries/accounts.js';
 import { loadChannelRows } from './queries/channels.js';
 import { seedQuotaCounters } from './queries/quota-counters.js';
@@ -78,6 +79,8 @@ export interface App {
 export interface AppOptions {
   /** Now, in ms, for time-based work that tests move by days (log files' day change and retention). */
   clock?: () => number;
+  /** Append nothing at start (no root admin, default channels or built-in presets): an import's dry run. */
+  noStartupWrites?: boolean;
 }
 
 export interface Stores {
@@ -131,6 +134,13 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not open the stores');
     throw error;
   });
+  // Before anything opens a sealed value: a SECRET that does not open the data stops startup, in one line.
+  await checkSecret(stores.sql, config.secret, dataLocation(config)).catch(async (error: unknown) => {
+    if (error instanceof SecretMismatchError) systemLog.fatal({ component: 'app', event: 'secret_mismatch' }, error.message);
+    else systemLog.fatal({ component: 'database', event: 'dependency_failed', err: error }, 'could not check the SECRET against the data');
+    await Promise.all([stores.store.close(), stores.sql.close(), stores.counters.close()]);
+    throw error;
+  });
   // Only the server writes log files (one-shot commands log to stderr alone); from here on, every entry reaches them.
   const logFiles: LogFiles | null = config.logs.files
     ? startLogFiles({
@@ -180,9 +190,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     await runner.waitFor(await store.headPosition(), { projections: ['key_usage', 'billing'], timeoutMs: 60_000 }).catch(() => undefined);
     await seedQuotaCounters(sql.db, counters);
     // First start: the default tenant and the root admin, projected before the first login.
-    const bootstrapped = await bootstrap(store, commands, config, logger);
+    const bootstrapped = options.noStartupWrites ? 0 : await bootstrap(store, commands, config, logger);
     // <PROVIDER>_API_KEY variables: a channel each when the default tenant has none yet, routable before serving.
-    const channelsCreated = await createDefaultChannels(config.defaultChannels, {
+    const channelsCreated = await createDefaultChannels(options.noStartupWrites ? [] : config.defaultChannels, {
       commands,
       db: sql.db,
       secrets,
@@ -191,7 +201,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     });
     if (channelsCreated > 0) await Promise.all([runner.waitFor(channelsCreated, { projections: ['channels'] }), views.channels.waitFor(channelsCreated)]);
     // Built-in presets new or newer in the data files (once across instances), projected before serving.
-    const presetsPublished = await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
+    const presetsPublished = options.noStartupWrites ? { position: null } : await publishBuiltinPresets(commands, config.presets.builtinDir ?? defaultBuiltinPresetsDir(), logger);
     if (presetsPublished.position !== null) await runner.waitFor(presetsPublished.position, { projections: ['presets'], timeoutMs: 60_000 });
     if (bootstrapped > 0) {
       // Every projection and view past the bootstrap commits before the first request.
@@ -257,7 +267,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     if (index) logIndex.push(entry);
   });
   const gate = new RelayGate({
-    callers: new Callers(keyGate, () => views.keys.state, tokens, rbac),
+    callers: new Callers(keyGate, () => views.keys.state, tokens, rbac, () => views.access.state),
     keyGate,
     billing,
     relay,

@@ -33,6 +33,9 @@
  *   switchyard upgrade --from <database URL> [--uploads <dir>] [--dry-run]
  *   switchyard upgrade fixture <1.6.0|…|1.9.0> --to <database URL> --uploads <dir>
  *                                            upgrade a v1.x installation (src/upgrade, docs/upgrading.md)
+ *   switchyard secret rotate --old <old SECRET> --new <new SECRET>
+ *                                            re-seal everything sealed with SECRET under a new one
+ *                                            (src/secrets, docs/secret-rotation.md)
  *   switchyard import one-api|new-api --from <database URL> [--dry-run] [--tenant T]
  *                                            import a one-api / new-api gateway's channels, users
  *                                            (with their quota as credits) and tokens (as API keys);
@@ -61,6 +64,7 @@ import { hashRefreshToken, newRefreshToken, newSessionId } from './auth/refresh-
 import { CommandBus } from './commands/bus.js';
 import { sessions } from './commands/sessions/decider.js';
 import { Metrics } from './api/metrics.js';
+import { SECRET_USAGE, secretCommand } from './secrets/cli.js';
 import { UPGRADE_USAGE, upgradeCommand, upgradeNeedsNoSecret } from './upgrade/cli.js';
 
 const USAGE = `usage: switchyard <command>
@@ -82,6 +86,7 @@ const USAGE = `usage: switchyard <command>
   audit history <key_id|user_id> [--tenant T] [--after N] [--limit N]
   import one-api|new-api --from <database URL> [--dry-run] [--tenant T]
                                           import a one-api / new-api gateway (JSON report)
+${SECRET_USAGE}
 ${UPGRADE_USAGE}`;
 
 async function serve(config: Config) {
@@ -220,6 +225,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(VERSION);
     return 0;
   }
+  // Takes its SECRETs from --old and --new: SECRET itself may be either, or not set.
+  if (command === 'secret') return secretCommand(argv.slice(1));
   const config = loadConfig((readOnly(command, sub) || upgradeNeedsNoSecret(argv)) && !process.env.SECRET && !process.env.JWT_SECRET ? { ...process.env, SECRET: READ_ONLY_SECRET } : process.env);
   switch (command) {
     case 'serve':

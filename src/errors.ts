@@ -44,8 +44,8 @@ export class NotFoundError extends AppError {
 }
 
 export class ConflictError extends AppError {
-  constructor(message: string, code = 'conflict') {
-    super(409, 'conflict_error', code, message);
+  constructor(message: string, code = 'conflict', param: string | null = null) {
+    super(409, 'conflict_error', code, message, {}, param);
   }
 }
 

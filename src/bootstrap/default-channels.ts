@@ -13,7 +13,7 @@
  * `custom` (no default anything) and the local servers (ollama, vllm, llamacpp, lmstudio: no key,
  * models are what was pulled) are created in the admin UI or API instead.
  */
-import { channels } from '../commands/channels/decider.js';
+import { createChannel } from '../commands/channels/names.js';
 import type { ChannelSettings } from '../commands/channels/events.js';
 import type { CommandBus } from '../commands/bus.js';
 import { DEFAULT_TENANT } from '../commands/tenants/decider.js';
@@ -163,7 +163,7 @@ export async function createDefaultChannels(wanted: readonly DefaultChannel[], d
   for (const channel of wanted) {
     const key = { sealed: deps.secrets.seal(channel.key), masked: maskSecret(channel.key) };
     try {
-      const created = await deps.commands.execute(channels, channel.id, { type: 'CreateChannel', channelId: channel.id, settings: channel.settings, key }, { tenantId: DEFAULT_TENANT, causationId: 'bootstrap' });
+      const created = await createChannel(deps.commands, { type: 'CreateChannel', channelId: channel.id, settings: channel.settings, key }, { tenantId: DEFAULT_TENANT, causationId: 'bootstrap' });
       position = Math.max(position, created.position ?? 0);
     } catch (error) {
       if (error instanceof AppError && error.code === 'channel_exists') continue;

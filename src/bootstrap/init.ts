@@ -9,7 +9,8 @@ import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
 import { createApp } from '../app.js';
 import { ROOT_ADMIN_ID } from '../bootstrap.js';
-import { channels } from '../commands/channels/decider.js';
+import { channelNameKey } from '../commands/channels/decider.js';
+import { createChannel } from '../commands/channels/names.js';
 import { apiKeys } from '../commands/keys/decider.js';
 import { DEFAULT_TENANT } from '../commands/tenants/decider.js';
 import type { Config } from '../config.js';
@@ -93,11 +94,11 @@ export async function runInit(config: Config, logger: Logger, channel: DefaultCh
   try {
     const { ctx } = app;
     const context = { tenantId: DEFAULT_TENANT, causationId: 'cli-init' };
-    const existing = (await ctx.queries.channels(DEFAULT_TENANT)).find((c) => c.name === channel.settings.name);
+    const existing = (await ctx.queries.channels(DEFAULT_TENANT)).find((c) => channelNameKey(c.name) === channelNameKey(channel.settings.name));
     let position = 0;
     let id = existing?.id ?? `ch_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
     if (!existing) {
-      const created = await ctx.commands.execute(channels, id, { type: 'CreateChannel', channelId: id, settings: channel.settings, key: { sealed: ctx.secrets.seal(channel.key), masked: maskSecret(channel.key) } }, context);
+      const created = await createChannel(ctx.commands, { type: 'CreateChannel', channelId: id, settings: channel.settings, key: { sealed: ctx.secrets.seal(channel.key), masked: maskSecret(channel.key) } }, context);
       position = created.position ?? 0;
     } else {
       id = existing.id;

@@ -15,6 +15,7 @@ import { createApp, type App } from '../app.js';
 import { isPasswordHash } from '../auth/passwords.js';
 import { channels } from '../commands/channels/decider.js';
 import { ChannelSettings } from '../commands/channels/events.js';
+import { createChannel } from '../commands/channels/names.js';
 import { conversations } from '../commands/conversations/decider.js';
 import { credits } from '../commands/credits/decider.js';
 import { files } from '../commands/files/decider.js';
@@ -23,7 +24,7 @@ import { apiKeys } from '../commands/keys/decider.js';
 import { KeyPolicy, unrestrictedPolicy } from '../commands/keys/events.js';
 import { normalizeContent, type PresetVisibility } from '../commands/presets/content.js';
 import { presets } from '../commands/presets/decider.js';
-import { DEFAULT_TENANT } from '../commands/tenants/decider.js';
+import { DEFAULT_TENANT, tenants } from '../commands/tenants/decider.js';
 import { createUser } from '../commands/users/create-user.js';
 import { normalizeEmail, users } from '../commands/users/decider.js';
 import type { Config } from '../config.js';
@@ -41,6 +42,8 @@ export type ImportKind = 'user' | 'channel' | 'key' | 'preset' | 'conversation' 
 export interface Imported {
   id: string;
   created: boolean;
+  /** The name it got when the source's was taken (channels). */
+  name?: string;
 }
 
 /** A row that cannot be imported (its owner is missing, a field is invalid); callers report it and go on. */
@@ -190,7 +193,14 @@ function codeOf(error: unknown): string | null {
 /** Opens Switchyard as the environment configures it (bootstrapped, projectors running) and writes into it. */
 export async function openImportSink(config: Config, logger: Logger, options: ImportSinkOptions): Promise<ImportSink> {
   // <PROVIDER>_API_KEY channels are for a first start; an import brings its own channels.
-  const app = await createApp({ ...config, defaultChannels: [] }, logger);
+  // A dry run appends nothing, not even what a first start would (the root admin, built-in presets).
+  const app = await createApp({ ...config, defaultChannels: [] }, logger, { noStartupWrites: options.dryRun ?? false });
+  // Rows of a tenant that does not exist would be nobody's to see (the default one is made at the first start).
+  const tenantId = options.tenantId ?? DEFAULT_TENANT;
+  if (tenantId !== DEFAULT_TENANT && (await app.ctx.store.readStream(streamName(tenants.category, tenantId))).length === 0) {
+    await app.close();
+    throw new ImportError(`no tenant "${tenantId}" (create it first: POST /v1/admin/tenants)`, 'unknown_tenant');
+  }
   return new AppImportSink(app, options);
 }
 
@@ -297,13 +307,31 @@ class AppImportSink implements ImportSink {
     const parsed = ChannelSettings.safeParse({ name: c.name, type: c.type, base_url: c.base_url, models: c.models, model_mapping: c.model_mapping, priority: c.priority, weight: c.weight, enabled: c.enabled, config: c.config ?? {} });
     if (!parsed.success) throw new ImportError(`channel ${c.legacyId} (${c.name}): ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, 'invalid_channel');
     if (!c.key) throw new ImportError(`channel ${c.legacyId} (${c.name}): no key`, 'invalid_channel');
-    try {
-      return await this.create(channels, id, { type: 'CreateChannel', channelId: id, settings: parsed.data, key: { sealed: this.ctx.secrets.seal(c.key), masked: maskSecret(c.key) } }, 'channel_exists');
-    } catch (error) {
-      if (codeOf(error) === 'invalid_channel') throw new ImportError(`channel ${c.legacyId} (${c.name}): ${(error as Error).message}`, 'invalid_channel');
-      throw error;
+    if (await this.exists(channels, id)) return { id, created: false };
+    if (this.dryRun) return { id, created: true };
+    const key = { sealed: this.ctx.secrets.seal(c.key), masked: maskSecret(c.key) };
+    // Names are unique in a tenant here, not in the source: a second "main" becomes "main (12)".
+    const suffix = ` (${c.legacyId})`;
+    for (const name of [c.name, `${c.name.slice(0, 100 - suffix.length)}${suffix}`]) {
+      try {
+        const result = await createChannel(this.ctx.commands, { type: 'CreateChannel', channelId: id, settings: { ...parsed.data, name }, key }, this.context(), this.existingChannels);
+        if (result.position !== null) this.lastPosition = Math.max(this.lastPosition, result.position);
+        return { id, created: result.events.length > 0, ...(name === c.name ? {} : { name }) };
+      } catch (error) {
+        if (codeOf(error) === 'channel_name_taken') continue;
+        if (codeOf(error) === 'channel_exists') return { id, created: false };
+        if (codeOf(error) === 'invalid_channel') throw new ImportError(`channel ${c.legacyId} (${c.name}): ${(error as Error).message}`, 'invalid_channel');
+        throw error;
+      }
     }
+    throw new ImportError(`channel ${c.legacyId} (${c.name}): a channel named "${c.name}" and one named "${c.name}${suffix}" exist already`, 'channel_name_taken');
   }
+
+  private context() {
+    return { tenantId: this.tenantId, causationId: `import-${this.source}` };
+  }
+
+  private readonly existingChannels = async () => this.ctx.queries.channels(this.tenantId);
 
   async apiKey(k: ImportedKey): Promise<Imported> {
     const userId = this.ownerOf(k.legacyUserId, `key ${k.legacyId}`);

@@ -103,6 +103,12 @@ export const accountsProjection: Projection = {
         await update({ mfa_recovery_codes_left: Math.max(0, (row?.mfa_recovery_codes_left ?? 0) - 1) });
         return;
       }
+      case 'MfaSecretResealed':
+        await update({
+          ...(event.data.secret_sealed !== undefined && { mfa_secret_sealed: event.data.secret_sealed }),
+          ...(event.data.pending_secret_sealed !== undefined && { mfa_pending_secret_sealed: event.data.pending_secret_sealed }),
+        });
+        return;
       case 'MfaTotpUsed':
         return;
       case 'UserDeleted':

@@ -102,7 +102,7 @@ export class ChannelHealth {
     try {
       const now = Date.now();
       for (const entry of this.directory().values()) {
-        if (entry.healthy || !entry.channel.enabled || entry.cooldownUntil > now) continue;
+        if (entry.healthy || !entry.channel.enabled || entry.cooldownUntil > now || entry.broken !== undefined) continue;
         probed++;
         const result = await probeChannel(entry.channel, pools, undefined, this.logger);
         if (result.ok) await this.setHealth(entry.channel, true, null, `probe succeeded in ${result.latencyMs} ms`, null);

@@ -312,7 +312,7 @@ export class Relay {
         last = classifyException(error);
         this.logUpstreamFailure(error, candidate, requestId);
         if (last.channelFault) health.failure(candidate.channel, last.message, requestId);
-        if (!this.mayRetry(last, body, candidate.channel, i)) throw last.error;
+        if (!this.mayRetry(last, body, candidate.channel, i)) throw exchange.caller.seesChannels === true ? namingChannel(last.error, candidate.channel) : last.error;
         continue;
       }
 
@@ -588,4 +588,9 @@ function fillEmbeddingsUsage(usage: UsageData, answer: EmbeddingsResponse, body:
   usage.completion_tokens = 0;
   usage.total_tokens = tokens;
   return { prompt_tokens: tokens, total_tokens: tokens };
+}
+
+/** The failure of a connection to an upstream as an admin is told it: with the channel's name (never its address). */
+function namingChannel(error: AppError, channel: Channel): AppError {
+  return new AppError(error.status, error.type, error.code, `${error.message} (channel "${channel.name}")`, error.headers, error.param);
 }

@@ -2,7 +2,7 @@
  * Picks the channels to try for one request, in order. Pure over the in-memory channel
  * directory: no I/O.
  *
- * Usable = enabled, out of cooldown, serves the model (directly or through its model_mapping),
+ * Usable = enabled, out of cooldown, its key opened (not broken), serves the model (directly or through its model_mapping),
  * belongs to the caller's tenant and is allowed for the caller. Order: the request's
  * provider_config (primary, then each fallback) when given, others excluded; else the tenant's
  * preferred providers (relay_settings default_provider, fallback_providers) first, then every
@@ -115,7 +115,7 @@ export class Router {
     };
     for (const entry of this.directory().values()) {
       const channel = entry.channel;
-      if (channel.tenantId !== tenantId || !channel.enabled) continue;
+      if (channel.tenantId !== tenantId || !channel.enabled || entry.broken !== undefined) continue;
       for (const m of channel.models) add(channel, m, m);
       for (const [alias, upstream] of Object.entries(channel.modelMapping)) add(channel, alias, upstream);
     }
@@ -128,7 +128,7 @@ export class Router {
     let backups: Usable[] | null = null;
     for (const entry of this.directory().values()) {
       const c = entry.channel;
-      if (c.tenantId !== query.tenantId || !c.enabled || entry.cooldownUntil > now) continue;
+      if (c.tenantId !== query.tenantId || !c.enabled || entry.cooldownUntil > now || entry.broken !== undefined) continue;
       if (query.allowedChannelIds && !query.allowedChannelIds.has(c.id)) continue;
       if (c.fallbackFor !== undefined && c.fallbackFor.length > 0) (backups ??= []).push({ entry, upstreamModel: fallbackModel(c, query.model) });
       else {

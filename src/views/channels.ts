@@ -20,6 +20,11 @@ export interface RoutableChannel {
   healthy: boolean;
   /** Epoch ms before which the router skips it, or 0. */
   cooldownUntil: number;
+  /**
+   * Why its key does not open (sealed with another SECRET, or damaged), else absent. The router
+   * skips a broken channel and admins see it as such; the rest of the directory serves.
+   */
+  broken?: string;
 }
 
 /** channel id -> routable channel, for every tenant. Mutated in place by `evolve` (hot path). */
@@ -33,13 +38,26 @@ function effectiveBaseUrl(setting: string | null, type: ChannelType, config: Rec
 /** A channel's settings as stored: the base URL as the admin gave it, the key sealed. */
 type ChannelFields = Omit<Channel, 'baseUrl' | 'apiKey'> & { baseUrl: string | null; keySealed: string };
 
-/** A routable channel from its settings: the key is decrypted here, once. */
-function buildChannel(f: ChannelFields, box: SecretBox): Channel {
-  const { keySealed, baseUrl, ...rest } = f;
-  return { ...rest, baseUrl: effectiveBaseUrl(baseUrl, f.type, f.config), apiKey: box.open(keySealed) };
+/** What an admin reads for a key that does not open with this SECRET. */
+export const KEY_DOES_NOT_OPEN = 'the key does not open with this SECRET (sealed with another one, or damaged): set the key again, or re-seal it with "switchyard secret rotate"';
+
+/** The key in the clear, or why it is not: one channel that does not open must not stop the rest. */
+function openKey(keySealed: string, box: SecretBox): { apiKey: string; broken?: string } {
+  try {
+    return { apiKey: box.open(keySealed) };
+  } catch {
+    return { apiKey: '', broken: KEY_DOES_NOT_OPEN };
+  }
 }
 
-function toChannel(row: ChannelsTable, box: SecretBox): Channel {
+/** A routable channel from its settings: the key is decrypted here, once. */
+function buildChannel(f: ChannelFields, box: SecretBox): { channel: Channel; broken?: string } {
+  const { keySealed, baseUrl, ...rest } = f;
+  const { apiKey, broken } = openKey(keySealed, box);
+  return { channel: { ...rest, baseUrl: effectiveBaseUrl(baseUrl, f.type, f.config), apiKey }, ...(broken !== undefined && { broken }) };
+}
+
+function toChannel(row: ChannelsTable, box: SecretBox): { channel: Channel; broken?: string } {
   return buildChannel(
     {
       id: row.id,
@@ -74,7 +92,7 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
     async load(db) {
       const directory: ChannelDirectory = new Map();
       for (const row of await loadChannelRows(db)) {
-        directory.set(row.id, { channel: toChannel(row, box), baseUrlSetting: row.base_url, healthy: row.healthy === 1, cooldownUntil: row.cooldown_until ? Date.parse(row.cooldown_until) : 0 });
+        directory.set(row.id, { ...toChannel(row, box), baseUrlSetting: row.base_url, healthy: row.healthy === 1, cooldownUntil: row.cooldown_until ? Date.parse(row.cooldown_until) : 0 });
       }
       return directory;
     },
@@ -85,7 +103,7 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
       switch (event.type) {
         case 'ChannelCreated': {
           const d = event.data;
-          const channel = buildChannel(
+          const built = buildChannel(
             {
               id,
               tenantId: stored.tenant_id,
@@ -105,7 +123,7 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
             },
             box,
           );
-          directory.set(id, { channel, baseUrlSetting: d.base_url, healthy: true, cooldownUntil: 0 });
+          directory.set(id, { ...built, baseUrlSetting: d.base_url, healthy: true, cooldownUntil: 0 });
           break;
         }
         case 'ChannelUpdated': {
@@ -125,8 +143,13 @@ export function channelDirectoryView(box: SecretBox): LiveViewDefinition<Channel
             ...(rest.rate_limits !== undefined && { rateLimits: activeRateLimits(rest.rate_limits) }),
             ...(rest.retry_config !== undefined && { retryConfig: rest.retry_config }),
             ...(rest.fallback_for !== undefined && { fallbackFor: rest.fallback_for }),
-            ...(key_sealed !== undefined && { apiKey: box.open(key_sealed) }),
           };
+          if (key_sealed !== undefined) {
+            const { apiKey, broken } = openKey(key_sealed, box);
+            next.apiKey = apiKey;
+            if (broken === undefined) delete entry.broken;
+            else entry.broken = broken;
+          }
           if (base_url !== undefined) entry.baseUrlSetting = base_url;
           next.baseUrl = effectiveBaseUrl(entry.baseUrlSetting, next.type, next.config);
           entry.channel = next;

@@ -42,6 +42,8 @@ for (const mode of appModes(services, urls)) {
       into.bob = await sink.user({ legacyId: 2, email: 'bob@legacy.example', passwordHash: aliceHash, role: 'user', disabled: true });
       into.credits = await sink.credits({ legacyUserId: 1, amountMicro: 12_500_000, reason: 'imported balance' });
       into.channel = await sink.channel({ legacyId: 7, name: 'legacy-openai', type: 'openai', key: 'test-key', base_url: upstream.baseUrl, models: ['gpt-4o-mini'], model_mapping: {}, priority: 0, weight: 1, enabled: true });
+      // Names are unique in a tenant here (not in one-api): the second one is renamed.
+      into.sameName = await sink.channel({ legacyId: 17, name: 'Legacy-OpenAI', type: 'openai', key: 'test-key-2', base_url: upstream.baseUrl, models: ['gpt-4o-mini'], model_mapping: {}, priority: 0, weight: 1, enabled: false });
       into.key = await sink.apiKey({ legacyId: 3, legacyUserId: 1, name: 'legacy key', secret: KEY_SECRET, policy: { allowed_models: ['gpt-4o-mini'] } });
       into.preset = await sink.preset({ legacyId: 4, legacyUserId: 1, name: 'Reviewer', system_prompt: 'You review code.', model: 'gpt-4o-mini' });
       const filePath = join(dataDir, 'notes.txt');
@@ -78,6 +80,12 @@ for (const mode of appModes(services, urls)) {
       await upstream?.close();
       await env?.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('gives a channel whose name is taken the name with its legacy id, once', async () => {
+      expect(first.sameName).toMatchObject({ created: true, name: 'Legacy-OpenAI (17)' });
+      const names = (await call(`${app.url}/v1/admin/channels`, { token: app.adminToken })).json.data.map((c: { name: string }) => c.name);
+      expect(names.sort()).toEqual(['Legacy-OpenAI (17)', 'legacy-openai']);
     });
 
     it('creates each row once: a second run finds them all', () => {

@@ -219,6 +219,22 @@ describe.each(MODES.map((m) => [m.name, m] as const))('upstream faults (%s)', (_
     expect(usage).toMatchObject({ status: 502, error_code: 'upstream_unavailable' });
   });
 
+  it.skipIf(!mode.enabled)('a refused connection names the channel to a signed-in admin only, never to an API key (even an admin\'s)', async () => {
+    const ask = (token: string) => call(`${s.url}/v1/chat/completions`, { token, body: { model: 'refused', messages: [{ role: 'user', content: 'hi' }] } });
+    const asAdmin = await ask(s.adminToken);
+    expect(asAdmin.status).toBe(502);
+    expect(asAdmin.json.error).toEqual({ message: 'upstream unreachable: the relay could not connect to it (channel "refused")', type: 'upstream_error', code: 'upstream_unavailable', param: null });
+    expect(asAdmin.text).not.toMatch(RAW);
+
+    const adminsKey = await call(`${s.url}/api/admin/keys`, { token: s.adminToken, body: { name: 'admin key', user_id: s.adminUserId } });
+    expect(adminsKey.status).toBe(201);
+    const viaKey = await ask(adminsKey.json.key as string);
+    expect(viaKey.status).toBe(502);
+    expect(viaKey.json.error.message).toBe('upstream unreachable: the relay could not connect to it');
+    expect(viaKey.text).not.toContain('refused"');
+    expect(viaKey.text).not.toMatch(RAW);
+  });
+
   it.skipIf(!mode.enabled)('the channel test endpoint: a hanging or refusing upstream is described for people, not by its exception', async () => {
     upstream.mode = { kind: 'slow', delayMs: 1_500 };
     const hanging = await call(`${s.url}/v1/admin/channels/${probedChannel.id}/test`, { method: 'POST', token: s.adminToken });

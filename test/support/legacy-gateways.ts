@@ -22,6 +22,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
+import type { ChannelTypeTable } from '../../src/imports/gateways/channels.js';
+import { needsBaseUrl } from '../../src/relay/providers/index.js';
 import { uniqueSuffix } from './services.js';
 
 export type GatewayName = 'one-api' | 'new-api';
@@ -266,6 +268,7 @@ function rowsOf(gateway: GatewayName, options: FixtureOptions, secrets: Record<s
   token(6, 2, 'alice-expired', { status: 3, expired_time: YEAR_2024, ...modelsOf('', '') });
   token(7, 4, 'carol-bad-subnet', { unlimited_quota: true, ...modelsOf('', 'office-network') });
   if (gateway === 'new-api') token(8, 4, 'carol-deleted', { unlimited_quota: true, deleted_at: '2025-02-01 00:00:00', ...modelsOf('', '') });
+  token(9, 3, 'bob-enabled', { unlimited_quota: true, ...modelsOf('', '') }); // enabled, of a disabled user
 
   const channel = (id: number, extra: Row): Row => ({ id, status: 1, weight: 0, created_time: now, test_time: 0, response_time: 0, base_url: '', balance: 0, balance_updated_time: 0, group: 'default', used_quota: 0, model_mapping: '', priority: 0, ...extra });
   const channels =
@@ -348,4 +351,22 @@ export async function createGatewayFixture(gateway: GatewayName, dialect: Fixtur
       }
     },
   };
+}
+
+/**
+ * docs/importing.md's table of a gateway's channel types, a Markdown row per type, made from the
+ * importer's own table (the unit tests check that the document holds every row as written here).
+ */
+export function channelTypeRows(types: ChannelTypeTable): string[] {
+  return Object.entries(types).map(([type, e]) => {
+    if (!e.kind) return `| ${type} | ${e.name} | not imported | ${e.why ?? ''} |`;
+    let url: string;
+    if (e.fullUrl) url = 'the channel\'s base URL is the whole request URL: imported without its `/chat/completions`';
+    else {
+      const own = e.path ? `its base URL + \`${e.path}\`` : 'its base URL';
+      const empty = e.base ? `\`${e.base}${e.path ?? ''}\`` : needsBaseUrl(e.kind) ? 'not imported' : `the \`${e.kind}\` default`;
+      url = `${own}; none: ${empty}`;
+    }
+    return `| ${type} | ${e.name} | \`${e.kind}\` | ${url} |`;
+  });
 }

@@ -17,8 +17,11 @@ export interface ChannelInput {
   config?: Record<string, unknown>;
 }
 
+/** Default names differ: names are unique within a tenant. */
+let channelCount = 0;
+
 export async function createChannel(s: RunningApp, input: ChannelInput, token = s.adminToken): Promise<{ id: string; [k: string]: unknown }> {
-  const res = await call(`${s.url}/v1/admin/channels`, { token, body: { name: input.name ?? `${input.type}-channel`, key: 'test-key', ...input } });
+  const res = await call(`${s.url}/v1/admin/channels`, { token, body: { name: input.name ?? `${input.type}-channel-${++channelCount}`, key: 'test-key', ...input } });
   if (res.status !== 201) throw new Error(`channel create failed: ${res.status} ${res.text}`);
   return res.json as { id: string };
 }

@@ -1,7 +1,7 @@
-/** Given / when / then over the channel decider. */
-import { describe, it } from 'vitest';
-import { channels } from '../../src/commands/channels/decider.js';
-import type { ChannelEvent, ChannelSettings } from '../../src/commands/channels/events.js';
+/** Given / when / then over the channel decider and the channel name reservations. */
+import { describe, expect, it } from 'vitest';
+import { channelNameReservationId, channelNames, channels } from '../../src/commands/channels/decider.js';
+import type { ChannelEvent, ChannelNameEvent, ChannelSettings } from '../../src/commands/channels/events.js';
 import { DomainError, NotFoundError } from '../../src/errors.js';
 import { DeciderSpec } from '../support/decider-spec.js';
 
@@ -69,5 +69,30 @@ describe('channel decider', () => {
       .when({ type: 'SetChannelHealth', healthy: true, cooldownUntil: null, reason: 'probe ok' })
       .then([{ type: 'ChannelHealthChanged', data: { healthy: true, cooldown_until: null, reason: 'probe ok' } }]);
     spec.given([]).when(down).thenNothingHappened();
+  });
+});
+
+describe('channel name reservation decider', () => {
+  const names = DeciderSpec.for(channelNames);
+  const reserved: ChannelNameEvent = { type: 'ChannelNameReserved', data: { channel_id: 'ch_1', name: 'Main' } };
+
+  it('reserves a free name; the same channel again is a no-op; another channel gets channel_name_taken on name', () => {
+    names.given([]).when({ type: 'ReserveChannelName', channelId: 'ch_1', name: 'Main' }).then([reserved]);
+    names.given([reserved]).when({ type: 'ReserveChannelName', channelId: 'ch_1', name: 'Main' }).thenNothingHappened();
+    names.given([reserved]).when({ type: 'ReserveChannelName', channelId: 'ch_2', name: 'main' }).thenThrows(expect.objectContaining({ status: 409, code: 'channel_name_taken', param: 'name' }));
+  });
+
+  it('releases only its own reservation, after which the name is free again', () => {
+    const released: ChannelNameEvent = { type: 'ChannelNameReleased', data: { channel_id: 'ch_1' } };
+    names.given([reserved]).when({ type: 'ReleaseChannelName', channelId: 'ch_2' }).thenNothingHappened();
+    names.given([reserved]).when({ type: 'ReleaseChannelName', channelId: 'ch_1' }).then([released]);
+    names.given([reserved, released]).when({ type: 'ReserveChannelName', channelId: 'ch_2', name: 'main' }).then([{ type: 'ChannelNameReserved', data: { channel_id: 'ch_2', name: 'main' } }]);
+  });
+
+  it('names the stream after the tenant and the name, ignoring case and surrounding space', () => {
+    expect(channelNameReservationId('t1', ' OpenAI ')).toBe(channelNameReservationId('t1', 'openai'));
+    expect(channelNameReservationId('t1', 'openai')).not.toBe(channelNameReservationId('t2', 'openai'));
+    expect(channelNameReservationId('t1', 'openai')).not.toBe(channelNameReservationId('t1', 'openai-2'));
+    expect(channelNameReservationId('t1', 'openai')).toMatch(/^[0-9a-f]{64}$/);
   });
 });

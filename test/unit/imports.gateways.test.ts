@@ -1,4 +1,6 @@
 /** The pure mappings of the one-api / new-api importers: legacy rows -> sink inputs, or why not. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseUrlFor, mapChannel, parseModelMapping } from '../../src/imports/gateways/channels.js';
 import { groupModelsFrom, mapToken } from '../../src/imports/gateways/keys.js';
@@ -9,6 +11,7 @@ import { ONE_API_CHANNEL_TYPES } from '../../src/imports/one-api/channel-types.j
 import { allowIps, keyStatuses, newApi } from '../../src/imports/new-api/index.js';
 import { NEW_API_CHANNEL_TYPES } from '../../src/imports/new-api/channel-types.js';
 import { hashKey } from '../../src/relay/access/key-gate.js';
+import { channelTypeRows } from '../support/legacy-gateways.js';
 
 const BCRYPT = '$2a$10$' + 'N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
 
@@ -80,6 +83,7 @@ describe('tokens', () => {
     expect(mapToken(token({ status: 2 }), noGroups)).toMatchObject({ ok: true, value: { revoked: true }, notes: ['disabled: imported revoked'] });
     expect(mapToken(token({ status: 3, expiredTime: 1_600_000_000 }), noGroups)).toMatchObject({ ok: true, value: { revoked: false, policy: { expires_at: '2020-09-13T12:26:40.000Z' } } });
     expect(mapToken(token({ status: 4, unlimitedQuota: false, remainQuota: -20 }), noGroups)).toMatchObject({ ok: true, value: { revoked: false, policy: { quota_limit: 0 } } });
+    expect(mapToken(token(), { ...noGroups, userDisabled: true })).toMatchObject({ ok: true, value: { revoked: true }, notes: ['its user is disabled: imported revoked'] });
   });
 
   it('refuses what it cannot keep as strict: bad address rules, a model list that allows nothing', () => {
@@ -197,5 +201,26 @@ describe('raw rows', () => {
     expect(keyStatuses('{"is_multi_key":true,"multi_key_status_list":{"2":3}}')).toEqual({ '2': 3 });
     expect(keyStatuses('{"is_multi_key":false}')).toBeNull();
     expect(newApi.channel({ id: 1, openai_organization: 'org-1' }).organization).toBe('org-1');
+  });
+});
+
+describe('docs/importing.md', () => {
+  const doc = readFileSync(join(process.cwd(), 'docs', 'importing.md'), 'utf8');
+  const section = (heading: string) => doc.slice(doc.indexOf(heading), doc.indexOf('\n#', doc.indexOf(heading) + heading.length));
+
+  it('lists every channel type of both gateways as the importer maps it', () => {
+    for (const [heading, types] of [
+      ['#### one-api channel types', ONE_API_CHANNEL_TYPES],
+      ['#### new-api channel types', NEW_API_CHANNEL_TYPES],
+    ] as const) {
+      const rows = section(heading).split('\n').filter((line) => /^\| \d+ \|/.test(line));
+      expect(rows, heading).toEqual(channelTypeRows(types));
+    }
+  });
+
+  it('shows the command as the CLI parses it', () => {
+    const usage = 'switchyard import one-api|new-api --from <database URL> [--dry-run] [--tenant T]';
+    expect(doc).toContain(usage);
+    expect(readFileSync(join(process.cwd(), 'README.md'), 'utf8')).toContain(usage);
   });
 });

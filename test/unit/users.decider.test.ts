@@ -80,6 +80,19 @@ describe('user decider', () => {
     spec.given([created]).when({ type: 'ResetMfa', by: 'admin-1' }).thenNothingHappened();
     spec.given([]).when({ type: 'ResetMfa', by: 'admin-1' }).thenThrows(NotFoundError);
   });
+  it('re-seals the MFA secrets it is given only over the sealed values they replace (secret rotate; a re-run decides nothing)', () => {
+    const resealed: UserEvent = { type: 'MfaSecretResealed', data: { secret_sealed: 'v1.new' } };
+    spec.given(mfaOn).when({ type: 'ResealMfaSecret', secret: { from: 'v1.sealed', to: 'v1.new' } }).then([resealed]);
+    spec.given([...mfaOn, resealed]).when({ type: 'ResealMfaSecret', secret: { from: 'v1.sealed', to: 'v1.new' } }).thenNothingHappened();
+    // A pending enrollment's secret, and both at once.
+    spec.given([created, enrolled]).when({ type: 'ResealMfaSecret', pendingSecret: { from: 'v1.sealed', to: 'v1.next' } }).then([{ type: 'MfaSecretResealed', data: { pending_secret_sealed: 'v1.next' } }]);
+    // Re-enrolled meanwhile (another sealed value): the newer secret is kept.
+    spec.given(mfaOn).when({ type: 'ResealMfaSecret', secret: { from: 'v1.other', to: 'v1.new' } }).thenNothingHappened();
+    // The re-sealed secret is the one a later confirmation and login use.
+    spec.given([created, enrolled, { type: 'MfaSecretResealed', data: { pending_secret_sealed: 'v1.next' } }]).when({ type: 'ConfirmMfaEnrollment', secretSealed: 'v1.next', step: 5 }).then([{ type: 'MfaEnabled', data: { step: 5 } }]);
+    spec.given([]).when({ type: 'ResealMfaSecret', secret: { from: 'a', to: 'b' } }).thenThrows(NotFoundError);
+  });
+
   it('deletes a user once, for good: a repeat decides nothing, everything else answers 404, the id is never created again', () => {
     const deleted: UserEvent = { type: 'UserDeleted', data: { user_id: 'usr_1', by: 'adm' } };
     spec.given([created]).when({ type: 'DeleteUser', userId: 'usr_1', by: 'adm' }).then([deleted]);

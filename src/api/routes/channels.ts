@@ -10,6 +10,7 @@ import type { ChannelsTable } from '../../adapters/sql/schema.js';
 import { channels } from '../../commands/channels/decider.js';
 import type { ChannelRateLimits, ChannelRetryConfig, ChannelSettings } from '../../commands/channels/events.js';
 import { maskSecret } from '../../crypto/secret-box.js';
+import { createChannel, deleteChannel, updateChannel } from '../../commands/channels/names.js';
 import { NotFoundError } from '../../errors.js';
 import { ChannelType } from '../../relay/channel.js';
 import { probeChannel } from '../../relay/probe.js';
@@ -73,6 +74,8 @@ export const ChannelView = z.object({
   retry_config: z.object({ max_retries: z.number().nullable(), backoff_multiplier: z.number().nullable() }).nullable().describe('null fields: the global default'),
   fallback_for: z.array(z.string()),
   health: z.object({ healthy: z.boolean(), cooldown_until: z.string().nullable(), reason: z.string().nullable() }),
+  status: z.enum(['ok', 'broken']).describe('broken: its key does not open with this SECRET; the relay skips it until the key is set again or re-sealed'),
+  status_reason: z.string().nullable().describe('why it is broken (null when ok)'),
   last_test: z.object({ ok: z.boolean(), status: z.number().nullable(), latency_ms: z.number().nullable(), error: z.string().nullable(), tested_at: z.string() }).nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -93,7 +96,8 @@ function retryConfigView(text: string | null): ChannelView['retry_config'] {
   return { max_retries: config.max_retries ?? null, backoff_multiplier: config.backoff_multiplier ?? null };
 }
 
-export function channelView(row: ChannelsTable): ChannelView {
+/** `broken`: why this instance's channel directory could not open its key (absent: it did). */
+export function channelView(row: ChannelsTable, broken?: string): ChannelView {
   const type = row.type as ChannelType;
   const config = JSON.parse(row.config) as Record<string, unknown>;
   return {
@@ -114,6 +118,8 @@ export function channelView(row: ChannelsTable): ChannelView {
     retry_config: retryConfigView(row.retry_config),
     fallback_for: row.fallback_for === null ? [] : (JSON.parse(row.fallback_for) as string[]),
     health: { healthy: row.healthy === 1, cooldown_until: row.cooldown_until, reason: row.health_reason },
+    status: broken === undefined ? 'ok' : 'broken',
+    status_reason: broken ?? null,
     last_test:
       row.last_tested_at === null
         ? null
@@ -133,7 +139,7 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const read = async (tenantId: string, id: string): Promise<ChannelView> => {
       const row = await ctx.queries.channel(tenantId, id);
       if (!row) throw new NotFoundError('channel not found', 'channel_not_found');
-      return channelView(row);
+      return channelView(row, ctx.views.channels.state.get(row.id)?.broken);
     };
     /** Read-your-writes: the projection and this instance's directory have the commit. */
     const settle = async (position: number | null) => {
@@ -141,20 +147,21 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       await Promise.all([ctx.runner.waitFor(position, { projections: ['channels'] }), ctx.views.channels.waitFor(position)]);
     };
     const seal = (key: string) => ({ sealed: ctx.secrets.seal(key), masked: key ? maskSecret(key) : '' });
+    const existing = (tenantId: string) => async () => ctx.queries.channels(tenantId);
 
     app.post('/v1/admin/channels', { preHandler: admin, schema: { tags, summary: 'Create a channel', body: CreateChannelRequest, response: { 201: ChannelView } } }, async (request, reply) => {
       const principal = await requirePrincipal(request, ctx.tokens);
       const { key, ...rest } = request.body;
       const settings: ChannelSettings = { ...rest, base_url: rest.base_url ?? null };
       const id = `ch_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
-      const result = await ctx.commands.execute(channels, id, { type: 'CreateChannel', channelId: id, settings, key: seal(key) }, { tenantId: principal.tenantId, causationId: request.id });
+      const result = await createChannel(ctx.commands, { type: 'CreateChannel', channelId: id, settings, key: seal(key) }, { tenantId: principal.tenantId, causationId: request.id }, existing(principal.tenantId));
       await settle(result.position);
       return reply.code(201).send(await read(principal.tenantId, id));
     });
 
     app.get('/v1/admin/channels', { preHandler: admin, schema: { tags, summary: 'List channels', response: { 200: ChannelList } } }, async (request) => {
       const principal = await requirePrincipal(request, ctx.tokens);
-      return { object: 'list' as const, data: (await ctx.queries.channels(principal.tenantId)).map(channelView) };
+      return { object: 'list' as const, data: (await ctx.queries.channels(principal.tenantId)).map((row) => channelView(row, ctx.views.channels.state.get(row.id)?.broken)) };
     });
 
     app.get('/v1/admin/channels/:channel_id', { preHandler: admin, schema: { tags, summary: 'Get a channel', params: ChannelId, response: { 200: ChannelView } } }, async (request) => {
@@ -168,11 +175,14 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
         const { key, ...changes } = request.body;
-        const result = await ctx.commands.execute(
-          channels,
+        const current = await ctx.queries.channel(principal.tenantId, request.params.channel_id);
+        const result = await updateChannel(
+          ctx.commands,
           request.params.channel_id,
           { type: 'UpdateChannel', changes: changes as Partial<ChannelSettings>, key: key === undefined ? undefined : seal(key) },
           { tenantId: principal.tenantId, causationId: request.id },
+          current?.name ?? null,
+          existing(principal.tenantId),
         );
         await settle(result.position);
         return read(principal.tenantId, request.params.channel_id);
@@ -184,7 +194,8 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       { preHandler: admin, schema: { tags, summary: 'Delete a channel', params: ChannelId, response: { 200: z.object({ id: z.string(), object: z.literal('channel'), deleted: z.literal(true) }) } } },
       async (request) => {
         const principal = await requirePrincipal(request, ctx.tokens);
-        const result = await ctx.commands.execute(channels, request.params.channel_id, { type: 'DeleteChannel' }, { tenantId: principal.tenantId, causationId: request.id });
+        const current = await ctx.queries.channel(principal.tenantId, request.params.channel_id);
+        const result = await deleteChannel(ctx.commands, request.params.channel_id, { tenantId: principal.tenantId, causationId: request.id }, current?.name ?? null);
         await settle(result.position);
         return { id: request.params.channel_id, object: 'channel' as const, deleted: true as const };
       },

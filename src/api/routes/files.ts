@@ -123,7 +123,7 @@ export function fileRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const tags = ['files'];
     const db = ctx.sql.db;
     const service = ctx.files.service;
-    const callers = new Callers(ctx.keyGate, () => ctx.views.keys.state, ctx.tokens, ctx.rbac);
+    const callers = new Callers(ctx.keyGate, () => ctx.views.keys.state, ctx.tokens, ctx.rbac, () => ctx.views.access.state);
     const unauthorized = errorResponseSchema('unauthorized, key_expired');
     const notFound = errorResponseSchema('file_not_found (missing, deleted, or not yours)');
 

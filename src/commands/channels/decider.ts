@@ -2,10 +2,11 @@
  * Channels: one upstream provider account each (key, base URL, models, routing weight), owned by
  * a tenant. Health changes are events too, so every instance routes around the same failures.
  */
-import { DomainError, NotFoundError } from '../../errors.js';
+import { createHash } from 'node:crypto';
+import { ConflictError, DomainError, NotFoundError } from '../../errors.js';
 import { needsBaseUrl } from '../../relay/providers/index.js';
 import type { Decider } from '../decider.js';
-import { ChannelEvent, type ChannelSettings } from './events.js';
+import { ChannelEvent, ChannelNameEvent, type ChannelSettings } from './events.js';
 
 export interface ChannelState {
   exists: boolean;
@@ -99,6 +100,56 @@ export const channels: Decider<ChannelCommand, ChannelState, ChannelEvent> = {
         return { ...state, healthy: event.data.healthy, cooldownUntil: event.data.cooldown_until };
       case 'ChannelTested':
         return state;
+    }
+  },
+};
+
+/**
+ * The form of a name that must be unique within a tenant: requests pick channels by name
+ * (provider_config, fallback_for), so "OpenAI" and "openai " would be a trap.
+ */
+export function channelNameKey(name: string): string {
+  return name.normalize('NFC').trim().toLowerCase();
+}
+
+/** Stream id of a channel name's reservation in a tenant (a hash: no names in stream ids). */
+export function channelNameReservationId(tenantId: string, name: string): string {
+  return createHash('sha256').update(`${tenantId}\0${channelNameKey(name)}`).digest('hex');
+}
+
+export interface ChannelNameState {
+  reservedBy: string | null;
+}
+
+export type ChannelNameCommand = { type: 'ReserveChannelName'; channelId: string; name: string } | { type: 'ReleaseChannelName'; channelId: string };
+
+/**
+ * Channel names are unique within a tenant: one stream per (tenant, name), first written at
+ * version 0, so two admins racing for a name conflict on the append and the loser decides again
+ * and gets 409 `channel_name_taken`.
+ */
+export const channelNames: Decider<ChannelNameCommand, ChannelNameState, ChannelNameEvent> = {
+  category: 'channelname',
+  initialState: { reservedBy: null },
+  events: ChannelNameEvent,
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'ReserveChannelName':
+        if (state.reservedBy === command.channelId) return []; // a retry of the same creation or rename
+        if (state.reservedBy !== null) throw new ConflictError(`a channel named "${command.name}" already exists`, 'channel_name_taken', 'name');
+        return [{ type: 'ChannelNameReserved', data: { channel_id: command.channelId, name: command.name } }];
+      case 'ReleaseChannelName':
+        return state.reservedBy === command.channelId ? [{ type: 'ChannelNameReleased', data: { channel_id: command.channelId } }] : [];
+    }
+  },
+
+  evolve(_state, event) {
+    switch (event.type) {
+      case 'ChannelNameReserved':
+        return { reservedBy: event.data.channel_id };
+      case 'ChannelNameReleased':
+        return { reservedBy: null };
     }
   },
 };

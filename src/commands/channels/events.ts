@@ -74,3 +74,12 @@ export const ChannelTested = z.object({
 export const ChannelEvent = z.discriminatedUnion('type', [ChannelCreated, ChannelUpdated, ChannelDeleted, ChannelHealthChanged, ChannelTested]);
 export type ChannelEvent = z.infer<typeof ChannelEvent>;
 export const CHANNEL_EVENT_TYPES = ['ChannelCreated', 'ChannelUpdated', 'ChannelDeleted', 'ChannelHealthChanged', 'ChannelTested'] as const;
+
+/** Reservation of a channel name within a tenant, one stream per tenant and name (`channelname-<sha256>`). */
+export const ChannelNameReserved = z.object({
+  type: z.literal('ChannelNameReserved'),
+  data: z.object({ channel_id: z.string(), name: z.string() }),
+});
+export const ChannelNameReleased = z.object({ type: z.literal('ChannelNameReleased'), data: z.object({ channel_id: z.string() }) });
+export const ChannelNameEvent = z.discriminatedUnion('type', [ChannelNameReserved, ChannelNameReleased]);
+export type ChannelNameEvent = z.infer<typeof ChannelNameEvent>;

@@ -52,6 +52,11 @@ export type UserCommand =
   | { type: 'DisableMfa'; proof: MfaProof }
   /** An admin turns a user's multi-factor login off (a lost authenticator); no code needed. */
   | { type: 'ResetMfa'; by: string | null }
+  /**
+   * The same TOTP secrets sealed under a new SECRET (`switchyard secret rotate`). Each is given
+   * only for the sealed value it replaces: a secret enrolled meanwhile is not overwritten.
+   */
+  | { type: 'ResealMfaSecret'; secret?: { from: string; to: string }; pendingSecret?: { from: string; to: string } }
   /** For good; deleting a deleted user decides nothing (a retry finishes what the first call began). */
   | { type: 'DeleteUser'; userId: string; by: string | null };
 
@@ -127,6 +132,13 @@ export const users: Decider<UserCommand, UserState, UserEvent> = {
         // Nothing enabled and no enrollment pending: nothing to reset.
         return mfa.enabled || mfa.pendingSecretSealed !== null ? [{ type: 'MfaDisabled', data: { by: command.by } }] : [];
       }
+      case 'ResealMfaSecret': {
+        const { mfa } = existing(state);
+        const data: { secret_sealed?: string; pending_secret_sealed?: string } = {};
+        if (command.secret && mfa.secretSealed === command.secret.from && command.secret.to !== command.secret.from) data.secret_sealed = command.secret.to;
+        if (command.pendingSecret && mfa.pendingSecretSealed === command.pendingSecret.from && command.pendingSecret.to !== command.pendingSecret.from) data.pending_secret_sealed = command.pendingSecret.to;
+        return Object.keys(data).length === 0 ? [] : [{ type: 'MfaSecretResealed', data }];
+      }
       case 'DeleteUser':
         if (!state.exists) throw new NotFoundError('user not found', 'user_not_found');
         return state.deleted ? [] : [{ type: 'UserDeleted', data: { user_id: command.userId, by: command.by } }];
@@ -168,6 +180,15 @@ export const users: Decider<UserCommand, UserState, UserEvent> = {
         return { ...state, mfa: { ...state.mfa, lastStep: Math.max(state.mfa.lastStep, event.data.step) } };
       case 'MfaRecoveryCodeUsed':
         return { ...state, mfa: { ...state.mfa, recoveryCodeHashes: state.mfa.recoveryCodeHashes.filter((h) => h !== event.data.code_hash) } };
+      case 'MfaSecretResealed':
+        return {
+          ...state,
+          mfa: {
+            ...state.mfa,
+            ...(event.data.secret_sealed !== undefined && { secretSealed: event.data.secret_sealed }),
+            ...(event.data.pending_secret_sealed !== undefined && { pendingSecretSealed: event.data.pending_secret_sealed }),
+          },
+        };
       case 'UserDeleted':
         // The email stays in the state: the route releases its reservation (also on a retry).
         return { ...state, deleted: true, mfa: NO_MFA };

@@ -37,6 +37,15 @@ export const MfaTotpUsed = z.object({ type: z.literal('MfaTotpUsed'), data: z.ob
 /** A recovery code was spent (each works once). */
 export const MfaRecoveryCodeUsed = z.object({ type: z.literal('MfaRecoveryCodeUsed'), data: z.object({ code_hash: z.string() }) });
 
+/**
+ * The TOTP secrets sealed again under a new SECRET (`switchyard secret rotate`): the same secrets,
+ * so the authenticator app keeps working. Only the ones the user has are given.
+ */
+export const MfaSecretResealed = z.object({
+  type: z.literal('MfaSecretResealed'),
+  data: z.object({ secret_sealed: z.string().optional(), pending_secret_sealed: z.string().optional() }),
+});
+
 export const UserEvent = z.discriminatedUnion('type', [
   UserCreated,
   UserDisabled,
@@ -49,6 +58,7 @@ export const UserEvent = z.discriminatedUnion('type', [
   MfaDisabled,
   MfaTotpUsed,
   MfaRecoveryCodeUsed,
+  MfaSecretResealed,
   UserDeleted,
 ]);
 export type UserEvent = z.infer<typeof UserEvent>;
@@ -64,6 +74,7 @@ export const USER_EVENT_TYPES = [
   'MfaDisabled',
   'MfaTotpUsed',
   'MfaRecoveryCodeUsed',
+  'MfaSecretResealed',
   'UserDeleted',
 ] as const;
 

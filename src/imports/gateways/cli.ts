@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Config } from '../../config.js';
+import { UsageError } from '../../errors.js';
 import { createCommandLogger } from '../../logger.js';
 import { ownValue } from '../../own.js';
 import { openDatabaseUrl } from '../database-url.js';
@@ -13,10 +14,8 @@ import { startProgress, type Progress } from '../../progress.js';
 import { openImportSink } from '../sink.js';
 import { newApi } from '../new-api/index.js';
 import { oneApi } from '../one-api/index.js';
-import { importGateway, type ImportReport, type LegacyTable } from './import.js';
+import { importGateway, missingTables, type ImportReport, type LegacyTable } from './import.js';
 import type { GatewaySource } from './source.js';
-
-export const IMPORT_USAGE = 'import one-api|new-api --from <database URL> [--dry-run] [--tenant T]';
 
 const SOURCES: Record<string, GatewaySource> = { 'one-api': oneApi, 'new-api': newApi };
 
@@ -34,17 +33,26 @@ function summary(report: ImportReport): string {
 
 /** Runs the command; resolves with the exit status. */
 export async function importCommand(config: Config, args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { from: { type: 'string' }, 'dry-run': { type: 'boolean', default: false }, tenant: { type: 'string' } } });
-  const source = ownValue(SOURCES, positionals[0] ?? '');
-  if (!source || !values.from || positionals.length !== 1) {
-    console.error(`usage: switchyard ${IMPORT_USAGE}`);
-    return 1;
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, options: { from: { type: 'string' }, 'dry-run': { type: 'boolean', default: false }, tenant: { type: 'string' } } });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '), 'import');
   }
+  const { values, positionals } = parsed;
+  const source = ownValue(SOURCES, positionals[0] ?? '');
+  if (!source || positionals.length !== 1) throw new UsageError(`import names the gateway: one-api or new-api${positionals.length > 0 ? ` (got "${positionals.join(' ')}")` : ''}`, 'import');
+  if (!values.from) throw new UsageError(`import needs --from <database URL> (sqlite:/path/one-api.db, mysql://user:pass@host:3306/oneapi)`, 'import');
   const dryRun = values['dry-run'];
   const legacy = await openDatabaseUrl(values.from);
   let report: ImportReport;
   try {
-    const sink = await openImportSink(config, createCommandLogger(config.server.logLevel), { source: source.name, tenantId: values.tenant, dryRun });
+    // Before Switchyard is opened: a database that is not the gateway's changes nothing anywhere.
+    const missing = await missingTables(legacy.db);
+    if (missing.length > 0) throw new Error(`it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}: is it ${source.name}'s database?`);
+    // A log line per imported row would bury the progress and the summary: warnings and up, unless asked for.
+    const logger = createCommandLogger(config.server.logLevel === 'info' ? 'warn' : config.server.logLevel);
+    const sink = await openImportSink(config, logger, { source: source.name, tenantId: values.tenant, dryRun });
     let progress: { table: LegacyTable; bar: Progress } | null = null;
     try {
       report = await importGateway(source, legacy.db, sink, {

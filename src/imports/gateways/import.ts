@@ -73,6 +73,12 @@ export async function readQuotaPerUnit(db: LegacyDb): Promise<number> {
   }
 }
 
+/** The gateway tables the import reads that the database lacks (empty: it looks like the gateway's). */
+export async function missingTables(db: LegacyDb): Promise<string[]> {
+  const present = new Set((await db.introspection.getTables()).map((t) => t.name));
+  return ['users', 'channels', 'tokens', 'abilities'].filter((table) => !present.has(table));
+}
+
 async function countRows(db: LegacyDb, table: LegacyTable): Promise<number> {
   const row = (await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst()) as RawRow | undefined;
   return num(row?.n);
@@ -113,6 +119,7 @@ export async function importGateway(source: GatewaySource, db: LegacyDb, sink: I
   // Users, and their remaining quota as credits.
   const emails = new Set<string>();
   const userGroups = new Map<number, string>();
+  const disabledUsers = new Set<number>();
   let done = 0;
   for await (const row of rowsOf(db, 'users', pageSize)) {
     progress('users', ++done);
@@ -133,6 +140,7 @@ export async function importGateway(source: GatewaySource, db: LegacyDb, sink: I
     }
     emails.add(input.email);
     userGroups.set(user.id, user.group);
+    if (input.disabled) disabledUsers.add(user.id);
     note('users', user.id, user.username, mapped.notes);
     if (creditsMicro > 0) {
       try {
@@ -158,7 +166,9 @@ export async function importGateway(source: GatewaySource, db: LegacyDb, sink: I
     let any = false;
     for (const input of mapped.value) {
       try {
-        tally(report.channels, await sink.channel(input));
+        const imported = await sink.channel(input);
+        tally(report.channels, imported);
+        if (imported.name !== undefined) note('channels', channel.id, channel.name, [`imported as "${imported.name}": a channel named "${input.name}" exists already`]);
         any = true;
       } catch (error) {
         refuse('channels', channel.id, input.name, refusal(error), report.channels);
@@ -179,7 +189,7 @@ export async function importGateway(source: GatewaySource, db: LegacyDb, sink: I
       refuse('tokens', token.id, token.name, `its user ${token.userId} was not imported`, report.keys);
       continue;
     }
-    const mapped = mapToken(token, { quotaPerUnit, userGroup, groupModels });
+    const mapped = mapToken(token, { quotaPerUnit, userGroup, userDisabled: disabledUsers.has(token.userId), groupModels });
     if (!mapped.ok) {
       refuse('tokens', token.id, token.name, mapped.reason, report.keys);
       continue;

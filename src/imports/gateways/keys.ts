@@ -11,7 +11,8 @@
  *   become the key's permitted_models.
  * - subnet (one-api, CIDR ranges) / allow_ips (new-api, addresses) -> allowed_ips.
  * - Status: enabled, expired (its expiry says so) and exhausted (its quota says so) keys import as
- *   they are; disabled ones import revoked.
+ *   they are; disabled ones import revoked, and so do the tokens of disabled users (the gateways
+ *   refuse them; Switchyard's key gate does not look at the owner).
  */
 import { MICRO_PER_CREDIT } from '../../billing/money.js';
 import type { KeyPolicy } from '../../commands/keys/events.js';
@@ -32,6 +33,8 @@ export interface TokenContext {
   quotaPerUnit?: number;
   /** The group of the token's user ('' when unknown). */
   userGroup: string;
+  /** The token's user is disabled: the gateways refuse its tokens, Switchyard would not (they import revoked). */
+  userDisabled?: boolean;
   /** The models a group's channels serve; null: the group reaches every channel (no restriction). */
   groupModels(group: string): string[] | null;
 }
@@ -60,9 +63,10 @@ export function mapToken(token: LegacyToken, ctx: TokenContext): Mapped<KeyInput
   };
   const statusSaysIt = token.status === TOKEN_ENABLED || (token.status === TOKEN_EXPIRED && token.expiredTime !== -1) || (token.status === TOKEN_EXHAUSTED && !token.unlimitedQuota);
   if (!statusSaysIt) notes.push(token.status === TOKEN_DISABLED ? 'disabled: imported revoked' : `status ${token.status}: imported revoked`);
+  else if (ctx.userDisabled) notes.push('its user is disabled: imported revoked');
   return {
     ok: true,
-    value: { legacyId: token.id, legacyUserId: token.userId, name: token.name.trim() || `token ${token.id}`, secret: `sk-${key}`, policy, revoked: !statusSaysIt },
+    value: { legacyId: token.id, legacyUserId: token.userId, name: token.name.trim() || `token ${token.id}`, secret: `sk-${key}`, policy, revoked: !statusSaysIt || ctx.userDisabled === true },
     notes,
   };
 }

@@ -9,6 +9,7 @@ import type { Rbac } from '../../auth/rbac.js';
 import type { Principal, TokenService } from '../../auth/tokens.js';
 import { ForbiddenError, UnauthorizedError } from '../../errors.js';
 import type { HttpRequestLike } from '../../http-exchange.js';
+import type { AccessState } from '../../views/access.js';
 import type { ActiveKey, KeyDirectory } from '../../views/keys.js';
 import { KEY_PREFIX, type KeyGate } from './key-gate.js';
 
@@ -17,6 +18,11 @@ export interface RelayCaller {
   readonly tenantId: string;
   readonly userId: string | null;
   readonly keyId: string | null;
+  /**
+   * An admin signed in (a session, not an API key): upstream failures name the channel for them.
+   * API-key callers are told what failed, never which channel or where it lives.
+   */
+  readonly seesChannels?: boolean;
 }
 
 export interface ResolvedCaller {
@@ -49,6 +55,7 @@ export class Callers {
     private readonly keys: () => KeyDirectory,
     private readonly tokens: TokenService,
     private readonly rbac: Rbac,
+    private readonly access: () => AccessState,
   ) {}
 
   /** The caller, or the 401 / 403 to answer (thrown). */
@@ -63,19 +70,27 @@ export class Callers {
   private resolvedNow(request: HttpRequestLike): ResolvedCaller | undefined {
     const header = request.headers.authorization;
     if (typeof header === 'string' && header.startsWith(BEARER_KEY)) {
-      const key = this.keyGate.authenticate(header.slice(7).trim(), this.keys(), request);
+      const key = this.ownerActive(this.keyGate.authenticate(header.slice(7).trim(), this.keys(), request));
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
     // Anthropic's clients send the key as `x-api-key` (only when there is no Authorization header).
     const apiKey = header === undefined ? request.headers['x-api-key'] : undefined;
     if (typeof apiKey === 'string' && apiKey.startsWith(KEY_PREFIX)) {
-      const key = this.keyGate.authenticate(apiKey.trim(), this.keys(), request);
+      const key = this.ownerActive(this.keyGate.authenticate(apiKey.trim(), this.keys(), request));
       return { caller: { tenantId: key.tenantId, userId: key.userId, keyId: key.id }, key };
     }
     const principal = principalNow(request, this.tokens);
     if (principal === undefined) return undefined;
     if (principal === null) throw noCredentials(request);
     return this.sessionCaller(principal);
+  }
+
+  /** A key works while its user and tenant are enabled (disabling them stops their keys at once, on every instance). */
+  private ownerActive(key: ActiveKey): ActiveKey {
+    const access = this.access();
+    if (access.disabledTenants.has(key.tenantId)) throw new UnauthorizedError("This API key's tenant is disabled: an operator can enable it again.", 'account_deactivated');
+    if (access.disabledUsers.has(key.userId)) throw new UnauthorizedError("This API key's user is disabled: an admin of the tenant can enable the account again.", 'account_deactivated');
+    return key;
   }
 
   /** The caller once its access token is verified (the signature check not cached yet, or a cookie). */
@@ -85,6 +100,7 @@ export class Callers {
 
   private sessionCaller(principal: Principal): ResolvedCaller {
     if (!this.rbac.allows(principal.role, 'chat:use')) throw new ForbiddenError('this account may not use the relay (permission chat:use)', 'forbidden');
-    return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null }, key: null };
+    const seesChannels = !this.rbac.enabled || principal.role === 'admin';
+    return { caller: { tenantId: principal.tenantId, userId: principal.userId, keyId: null, seesChannels }, key: null };
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Everything an API key is checked for on a relay request, in the order the answers are
- * documented: unknown/revoked (401 unauthorized), expired (401 key_expired), model (403
+ * documented: unknown/revoked (401 invalid_api_key), expired (401 key_expired), model (403
  * model_not_allowed, after the key's aliases resolve), source address and country (403
  * ip_not_allowed), then, in ONE counters round trip, rate limits (429 rate_limit_exceeded),
  * concurrency (429 rate_limit_exceeded) and quota (429 insufficient_quota). The returned ticket

@@ -135,6 +135,9 @@ describe('channel form', () => {
     expect(healthOf({ enabled: true, health: { healthy: true, cooldown_until: null, reason: null } }, now)).toBe('healthy');
     expect(healthOf({ enabled: true, health: { healthy: false, cooldown_until: '2026-01-01T00:01:00Z', reason: 'x' } }, now)).toBe('cooling');
     expect(healthOf({ enabled: true, health: { healthy: false, cooldown_until: '2025-12-31T00:00:00Z', reason: 'x' } }, now)).toBe('unhealthy');
+    // A key that does not open with the server's SECRET: broken, whatever the health says.
+    expect(healthOf({ enabled: true, status: 'broken', health: { healthy: true, cooldown_until: null, reason: null } }, now)).toBe('broken');
+    expect(healthOf({ enabled: false, status: 'broken', health: { healthy: true, cooldown_until: null, reason: null } }, now)).toBe('disabled');
   });
 
   it('filters channels by every word of a search, across name, type, URL and models', () => {

@@ -142,6 +142,9 @@ export interface ChannelView {
   retry_config: { max_retries: number | null; backoff_multiplier: number | null } | null;
   fallback_for: string[];
   health: { healthy: boolean; cooldown_until: string | null; reason: string | null };
+  /** broken: its key does not open with the server's SECRET (the relay skips it). */
+  status?: 'ok' | 'broken';
+  status_reason?: string | null;
   last_test: { ok: boolean; status: number | null; latency_ms: number | null; error: string | null; tested_at: string } | null;
   created_at: string;
   updated_at: string;
@@ -323,10 +326,11 @@ export function bodyOf(form: ChannelForm, mode: 'create' | 'edit'): BodyResult {
 }
 
 /** The health a channel shows in the list. */
-export type HealthState = 'disabled' | 'healthy' | 'cooling' | 'unhealthy';
+export type HealthState = 'disabled' | 'broken' | 'healthy' | 'cooling' | 'unhealthy';
 
-export function healthOf(channel: Pick<ChannelView, 'enabled' | 'health'>, now = Date.now()): HealthState {
+export function healthOf(channel: Pick<ChannelView, 'enabled' | 'health' | 'status'>, now = Date.now()): HealthState {
   if (!channel.enabled) return 'disabled';
+  if (channel.status === 'broken') return 'broken';
   if (channel.health.healthy) return 'healthy';
   if (channel.health.cooldown_until && Date.parse(channel.health.cooldown_until) > now) return 'cooling';
   return 'unhealthy';

@@ -75,12 +75,13 @@ export default function ChannelsArea() {
   const healthBadge = (channel: ChannelView) => {
     const state = healthOf(channel);
     const cls = state === 'healthy' ? 'badge ok' : state === 'disabled' ? 'badge' : state === 'cooling' ? 'badge warn' : 'badge bad';
-    const label = { healthy: t('healthy'), cooling: t('cooling'), unhealthy: t('unhealthy'), disabled: t('disabledState') }[state];
+    const label = { healthy: t('healthy'), cooling: t('cooling'), unhealthy: t('unhealthy'), disabled: t('disabledState'), broken: t('broken') }[state];
     return (
       <>
         <span className={cls}>{label}</span>
         {state === 'cooling' && channel.health.cooldown_until ? <div className="muted small">{t('cooldownUntil', { time: fmt.dateTime(channel.health.cooldown_until) })}</div> : null}
-        {state !== 'healthy' && state !== 'disabled' && channel.health.reason ? <div className="muted small">{channel.health.reason}</div> : null}
+        {state === 'broken' && channel.status_reason ? <div className="muted small">{channel.status_reason}</div> : null}
+        {state !== 'healthy' && state !== 'disabled' && state !== 'broken' && channel.health.reason ? <div className="muted small">{channel.health.reason}</div> : null}
       </>
     );
   };
