@@ -26,15 +26,16 @@ describe.runIf(chromiumAvailable)('API reference page (/docs)', () => {
     const elsewhere: string[] = [];
     const failed: string[] = [];
     const consoleErrors: string[] = [];
-    page.on('request', (request) => {
+    // On the context: both pages' requests.
+    context.on('request', (request) => {
       const url = request.url();
       if (!url.startsWith(`${origin}/`) && !url.startsWith('data:')) elsewhere.push(url);
     });
-    page.on('requestfailed', (request) => failed.push(`${request.url()}: ${request.failure()?.errorText}`));
-    page.on('response', (response) => {
+    context.on('requestfailed', (request) => failed.push(`${request.url()}: ${request.failure()?.errorText}`));
+    context.on('response', (response) => {
       if (response.status() >= 400) failed.push(`${response.url()}: ${response.status()}`);
     });
-    page.on('console', (message) => {
+    context.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
     });
 
@@ -46,9 +47,12 @@ describe.runIf(chromiumAvailable)('API reference page (/docs)', () => {
 
     // A deep link opens an operation (Swagger UI draws the others as they are scrolled to): its
     // responses, the shared error schema among them.
-    await page.goto(`${s.url}/docs#/relay/createChatCompletion`);
-    await page.reload(); // a change of the hash alone is no new load
-    const chat = page.locator('#operations-relay-createChatCompletion');
+    await page.waitForLoadState('load');
+    const linked = await context.newPage();
+    const linkedErrors: string[] = [];
+    linked.on('pageerror', (error) => linkedErrors.push(String(error)));
+    await linked.goto(`${s.url}/docs#/relay/createChatCompletion`);
+    const chat = linked.locator('#operations-relay-createChatCompletion');
     await chat.getByText('createChatCompletion', { exact: true }).waitFor();
     await chat.locator('.responses-table').first().waitFor();
     const responses = await chat.locator('.responses-table').first().innerText();
@@ -58,7 +62,7 @@ describe.runIf(chromiumAvailable)('API reference page (/docs)', () => {
     expect(elsewhere).toEqual([]);
     expect(failed).toEqual([]);
     expect(consoleErrors.filter((e) => /Content Security Policy|Refused to/i.test(e))).toEqual([]);
-    expect(pageErrors(page)).toEqual([]);
+    expect([...pageErrors(page), ...linkedErrors]).toEqual([]);
     await context.close();
   });
 });
