@@ -425,7 +425,9 @@ describe('switchyard upgrade', () => {
     const legacy = legacyPlace(dialect);
     const into = target(mode);
     try {
-      const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: 8000 });
+      // Enough messages that a kill one second into them lands mid-way: SQLite takes ~1,200 a
+      // second here, JetStream + MariaDB ~200.
+      const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: dialect === 'sqlite' ? 8000 : 2000 });
       // One process (tsx as a loader): SIGKILL must hit the upgrade itself.
       const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'upgrade', '--from', legacy.url, '--uploads', legacy.uploads], {
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...into.env },
