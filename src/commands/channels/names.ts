@@ -64,8 +64,8 @@ export async function updateChannel(
   existing?: ExistingChannels,
 ): Promise<CommandResult<ChannelState, ChannelEvent>> {
   const name = command.changes.name;
-  const renamed = name !== undefined && currentName !== null && name !== currentName;
-  const newKey = renamed && channelNameKey(name) !== channelNameKey(currentName);
+  // Only a new name in the sense of uniqueness needs a reservation ("Main" -> "main " does not).
+  const newKey = name !== undefined && currentName !== null && channelNameKey(name) !== channelNameKey(currentName);
   if (newKey) {
     await refuseTakenByExisting(channelId, name, existing);
     await reserve(commands, context.tenantId, channelId, name, context);
