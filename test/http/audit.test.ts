@@ -4,20 +4,14 @@
  * key; a rebuild gives identical tables; the history lists the events with their causation ids.
  * Over HTTP and through the `switchyard` CLI as a separate process, while the server runs.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionsOf } from '../../src/projections/index.js';
 import type { ReadModelDb } from '../../src/projections/runtime/projection.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, createUser, login, startApp, TEST_SECRET, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { runCli, runCliOk } from '../support/cli.js';
 import { dereferencedOpenapi } from '../support/openapi.js';
 import { createChannel } from '../support/relay.js';
-
-const run = promisify(execFile);
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 
 const FROM = '2000-01-01T00:00:00.000Z';
 const TO = '2100-01-01T00:00:00.000Z';
@@ -46,7 +40,8 @@ describe('audit', () => {
   let untampered: Awaited<ReturnType<typeof usageTables>>;
   /** Whether the billing API is there to price gpt-a and top credits up (then charges reach the ledger). */
   let billed = false;
-  const cli = (...args: string[]) => run(TSX, [CLI, ...args], { env: { ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' } });
+  const env = () => ({ ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' });
+  const cli = (...args: string[]) => runCliOk(args, env());
   const replay = (body: Record<string, unknown>, token = s.adminToken) => call(`${s.url}/v1/admin/audit/replay`, { token, body });
 
   beforeAll(async () => {
@@ -185,12 +180,9 @@ describe('audit', () => {
     expect(requests).toMatchObject({ live_rows: 4, replayed_rows: 5, differences: 1, extra: [], different: [] });
     expect(requests.missing).toEqual([expect.objectContaining({ key: { request_key: requestIds[0] } })]);
 
-    const failed = await cli('audit', 'replay', '--from', FROM, '--to', TO).then(
-      () => null,
-      (error: { code: number; stdout: string }) => error,
-    );
-    expect(failed?.code).toBe(2);
-    expect((JSON.parse(failed!.stdout) as Report).differences).toBe(billed ? 3 : 2);
+    const failed = await runCli(['audit', 'replay', '--from', FROM, '--to', TO], env());
+    expect(failed.code).toBe(2);
+    expect((JSON.parse(failed.stdout) as Report).differences).toBe(billed ? 3 : 2);
   });
 
   it("a rebuild of 'usage' gives the same tables as the replay (and as before the tampering)", async () => {

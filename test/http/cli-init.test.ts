@@ -4,24 +4,17 @@
  * curl line it prints is then run as printed against the started server, through the channel it
  * made to a fake OpenAI upstream. Bad input is one line and exit 1.
  */
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, TEST_ADMIN, TEST_SECRET } from '../support/app.js';
+import { CLI_SHELL, runCli } from '../support/cli.js';
 import { replyText } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 const hasScript = spawnSync('sh', ['-c', 'command -v script && command -v curl']).status === 0;
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('switchyard init', () => {
   let upstream: OpenAiFake;
@@ -36,8 +29,7 @@ describe('switchyard init', () => {
     for (const name of Object.keys(env)) if (/_API_KEY$|_BASE_URL$|_MODELS$/.test(name)) delete env[name];
     return env;
   };
-  const cli = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-    new Promise<Outcome>((resolve) => execFile(TSX, [CLI, 'init', ...args], { env }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })));
+  const cli = (env: NodeJS.ProcessEnv, ...args: string[]) => runCli(['init', ...args], env);
 
   /** Starts the server on the data dir, runs the printed curl line against it (its port swapped in), stops it. */
   async function curlAsPrinted(dataDir: string, printed: string): Promise<string> {
@@ -104,7 +96,7 @@ describe('switchyard init', () => {
   it.skipIf(!hasScript)('on a terminal it asks, without echoing the key', async () => {
     const dataDir = newDataDir();
     const output = await new Promise<string>((resolve) => {
-      const child = spawn('script', ['-qec', `"${TSX}" "${CLI}" init`, '/dev/null'], { env: baseEnv(dataDir), stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn('script', ['-qec', `${CLI_SHELL} init`, '/dev/null'], { env: baseEnv(dataDir), stdio: ['pipe', 'pipe', 'inherit'] });
       let out = '';
       const answers = ['openai', 'test-key-typed', upstream.baseUrl, 'gpt-4o-mini'];
       child.stdout.on('data', (chunk: Buffer) => {

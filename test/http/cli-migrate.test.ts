@@ -3,24 +3,20 @@
  * refused with one line and a non-zero status, untouched (SQLite embedded, MariaDB distributed);
  * several processes migrating one fresh SQLite database at once apply each migration once.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openSqlDatabase } from '../../src/adapters/sql/database.js';
 import { migrations } from '../../migrations/index.js';
 import { TEST_SECRET } from '../support/app.js';
+import { runCli } from '../support/cli.js';
 import { distributedEnv } from '../support/modes.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
-const run = promisify(execFile);
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 const REFUSAL = 'this database holds a Switchyard 1.8.0 installation: upgrade it with "switchyard upgrade --from <url>" into a new database';
 const LEGACY_ROWS = [
   ['1.6.0', 'initial schema'],
@@ -29,15 +25,8 @@ const LEGACY_ROWS = [
 ];
 
 /** Runs the CLI to its end: exit status and output, whatever the status. */
-async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(TSX, [CLI, ...args], { env: { ...process.env, SECRET: TEST_SECRET, LOG_LEVEL: 'warn', SERVER_PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', ...env }, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const cli = (env: Record<string, string>, ...args: string[]) =>
+  runCli(args, { ...process.env, SECRET: TEST_SECRET, LOG_LEVEL: 'warn', SERVER_PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', ...env }, { timeoutMs: 60_000 });
 
 describe('switchyard migrate / serve against a database', () => {
   const cleanups: Array<() => Promise<void> | void> = [];

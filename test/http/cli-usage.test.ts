@@ -11,28 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApp, TEST_SECRET, type RunningApp } from '../support/app.js';
+import { CLI_SHELL, runCli } from '../support/cli.js';
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 const VERSION = (JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { version: string }).version;
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('switchyard CLI: pipes, bad input, help, tokens', () => {
   let s: RunningApp;
   const env = () => ({ ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' });
-  const cli = (...args: string[]) =>
-    new Promise<Outcome>((resolve) => {
-      execFile(TSX, [CLI, ...args], { env: env() }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
-    });
+  const cli = (...args: string[]) => runCli(args, env());
   /** Runs `cli … | wc -l` in a shell: what a reader at the end of a pipe gets. */
   const pipedLineCount = (...args: string[]) =>
     new Promise<number>((resolve, reject) => {
-      const child = spawn('bash', ['-c', `set -o pipefail; "${TSX}" "${CLI}" ${args.join(' ')} | wc -l`], { env: env(), stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn('bash', ['-c', `set -o pipefail; ${CLI_SHELL} ${args.join(' ')} | wc -l`], { env: env(), stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       child.once('error', reject);
@@ -113,7 +103,7 @@ describe('switchyard CLI: pipes, bad input, help, tokens', () => {
     }
     await new Promise((r) => setTimeout(r, 200)); // a skipped commit's checkpoint is stored within 50 ms
     const { SECRET: _secret, ...withoutSecret } = env();
-    const status = await new Promise<Outcome>((resolve) => execFile(TSX, [CLI, 'projections', 'status'], { env: withoutSecret }, (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr })));
+    const status = await runCli(['projections', 'status'], withoutSecret);
     expect(status.code, status.stderr).toBe(0);
     const cliRows = status.stdout.trim().split('\n').map((line) => {
       const [, name, position, lag] = /^(\S+)\s+v\d+\s+position (\d+)\s+lag (\d+)/.exec(line)!;
@@ -127,7 +117,7 @@ describe('switchyard CLI: pipes, bad input, help, tokens', () => {
     // `script` runs the command on a pseudo-terminal, as an operator's shell would.
     const onTerminal = (args: string) =>
       new Promise<string>((resolve) => {
-        execFile('script', ['-qec', `"${TSX}" "${CLI}" ${args}`, '/dev/null'], { env: env() }, (_error, stdout) => resolve(stdout));
+        execFile('script', ['-qec', `${CLI_SHELL} ${args}`, '/dev/null'], { env: env() }, (_error, stdout) => resolve(stdout));
       });
     const rebuild = await onTerminal('projections rebuild --all');
     expect(rebuild).toMatch(/\rrebuilding \d+ projections \(log position\) {2}\[=+>? *\] {2}[\d,]+\/[\d,]+ {2}\d+% {2}[\d,]+\/s/);
@@ -143,9 +133,7 @@ describe('switchyard CLI: pipes, bad input, help, tokens', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sy-port-'));
     try {
       const ports = setting === 'SERVER_PORT' ? { SERVER_PORT: String(port), METRICS_PORT: '0' } : { SERVER_PORT: '0', METRICS_PORT: String(port) };
-      const outcome = await new Promise<Outcome>((resolve) =>
-        execFile(TSX, [CLI, 'serve'], { env: { ...env(), DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_PASSWORD: 'admin-password-for-tests', ...ports }, timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })),
-      );
+      const outcome = await runCli(['serve'], { ...env(), DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_PASSWORD: 'admin-password-for-tests', ...ports }, { timeoutMs: 60_000 });
       expect(outcome.code).toBe(1);
       expect(outcome.stderr.trim()).toBe(`${setting}: port ${port} on 127.0.0.1 is already in use by another process: stop it or set ${setting} to a free port${setting === 'METRICS_PORT' ? " (9090 is also Prometheus's own default port)" : ''}`);
     } finally {

@@ -1,18 +1,13 @@
 /** The operator's CLI against a real embedded installation, while its server keeps running. */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../../src/auth/tokens.js';
 import { call, startApp, TEST_SECRET, type RunningApp } from '../support/app.js';
-
-const run = promisify(execFile);
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
+import { runCli, runCliOk } from '../support/cli.js';
 
 describe('switchyard CLI', () => {
   let s: RunningApp;
-  const cli = (...args: string[]) => run(TSX, [CLI, ...args], { env: { ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' } });
+  const env = () => ({ ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' });
+  const cli = (...args: string[]) => runCliOk(args, env());
 
   beforeAll(async () => {
     s = await startApp();
@@ -61,7 +56,7 @@ describe('switchyard CLI', () => {
   }, 60_000); // four CLI processes
 
   it('refuses to rebuild an unknown projection', async () => {
-    await expect(cli('projections', 'rebuild', 'nope')).rejects.toMatchObject({ stderr: expect.stringContaining('unknown projection "nope"') });
+    expect(await runCli(['projections', 'rebuild', 'nope'], env())).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown projection "nope"') });
   });
 
   it('token mints an access token of a real user, with a session of its own that logout revokes', async () => {
@@ -76,7 +71,7 @@ describe('switchyard CLI', () => {
   });
 
   it('token refuses users that do not exist and roles the user does not hold', async () => {
-    await expect(cli('token', '--user', 'ops')).rejects.toMatchObject({ stderr: expect.stringContaining('no user ops in tenant default') });
-    await expect(cli('token', '--user', s.userId, '--role', 'admin')).rejects.toMatchObject({ stderr: expect.stringContaining('has the role user') });
+    expect(await runCli(['token', '--user', 'ops'], env())).toMatchObject({ code: 1, stderr: expect.stringContaining('no user ops in tenant default') });
+    expect(await runCli(['token', '--user', s.userId, '--role', 'admin'], env())).toMatchObject({ code: 1, stderr: expect.stringContaining('has the role user') });
   });
 });

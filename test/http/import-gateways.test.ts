@@ -10,7 +10,6 @@
  * one-api on MariaDB -> distributed and new-api on SQLite -> embedded get every check; the other
  * two combinations a smaller set (import, login, relay, report).
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,14 +20,13 @@ import { loadConfig } from '../../src/config.js';
 import type { ImportReport } from '../../src/imports/gateways/import.js';
 import { importedId } from '../../src/imports/sink.js';
 import { call, login, startApp, TEST_ADMIN, TEST_SECRET, type RunningApp } from '../support/app.js';
+import { runCli } from '../support/cli.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { createGatewayFixture, type FixtureDialect, type GatewayFixture, type GatewayName } from '../support/legacy-gateways.js';
 import { distributedEnv } from '../support/modes.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 
 type Mode = 'embedded' | 'distributed';
 
@@ -66,19 +64,7 @@ function target(mode: Mode): Target {
   };
 }
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = runCli;
 
 /** Runs the import; a zero exit status and a JSON report, or the test fails with its stderr. */
 async function runImport(gateway: GatewayName, fixture: GatewayFixture, into: Target, extra: string[] = []): Promise<{ report: ImportReport; output: string }> {

@@ -4,20 +4,15 @@
  * quarantined event, `projections status` shows it, `projections quarantine list` prints it and
  * `projections quarantine replay` leaves it quarantined (exit 2) while the code still fails on it.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApp, TEST_SECRET, type RunningApp } from '../support/app.js';
-
-const run = promisify(execFile);
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
+import { runCli, runCliOk } from '../support/cli.js';
 
 describe('switchyard CLI with a quarantined event', () => {
   let s: RunningApp;
   let position: number;
-  const cli = (...args: string[]) => run(TSX, [CLI, ...args], { env: { ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' } });
+  const env = () => ({ ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' });
+  const cli = (...args: string[]) => runCliOk(args, env());
 
   beforeAll(async () => {
     s = await startApp();
@@ -45,7 +40,7 @@ describe('switchyard CLI with a quarantined event', () => {
   }, 60_000);
 
   it('replay leaves an event the code still cannot apply quarantined (exit 2)', async () => {
-    await expect(cli('projections', 'quarantine', 'replay', 'billing')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('0 event(s); 1 still quarantined') });
-    await expect(cli('projections', 'quarantine', 'replay', 'nope')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('unknown projection "nope"') });
+    expect(await runCli(['projections', 'quarantine', 'replay', 'billing'], env())).toMatchObject({ code: 2, stderr: expect.stringContaining('0 event(s); 1 still quarantined') });
+    expect(await runCli(['projections', 'quarantine', 'replay', 'nope'], env())).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown projection "nope"') });
   }, 60_000);
 });

@@ -6,7 +6,6 @@
  * finishes a run that stopped half-way, and after a restart with the new SECRET the relay, MFA
  * login, conversations and signed webhook deliveries work. Both modes.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,33 +17,20 @@ import { SecretBox } from '../../src/crypto/secret-box.js';
 import { CANARY_SCOPE, SecretMismatchError } from '../../src/secrets/canary.js';
 import type { RotationReport } from '../../src/secrets/rotate.js';
 import { call, createUser, login, startApp, TEST_ADMIN, TEST_USER_PASSWORD, type RunningApp } from '../support/app.js';
+import { runCli } from '../support/cli.js';
 import { replyText } from '../support/fake-upstreams/fake.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { appModes, type ModeEnv } from '../support/modes.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 const SECRET_A = 'first-secret-0123456789-abcdefgh';
 const SECRET_B = 'second-secret-0123456789-abcdefg';
 const WEBHOOK_SECRET = 'webhook-secret-of-20-chars';
 const STEP_MS = 30_000;
 const POLL = { timeout: 15_000, interval: 50 };
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** The real CLI with only the variables given (and PATH / HOME). */
-function cli(env: Record<string, string>, ...args: string[]): Promise<Outcome> {
-  return new Promise((resolve) =>
-    execFile(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    ),
-  );
-}
+const cli = (env: Record<string, string>, ...args: string[]) => runCli(args, env, { timeoutMs: 60_000 });
 
 /** Creates an OpenAI-compatible channel to the fake upstream; answers its id. */
 async function createChannel(s: RunningApp, name: string, baseUrl: string, models: string[]): Promise<string> {

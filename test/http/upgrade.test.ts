@@ -19,14 +19,13 @@ import { importedId, type ImportKind } from '../../src/imports/sink.js';
 import { generateFixture, type FixtureSummary } from '../../src/upgrade/legacy/fixtures.js';
 import { LEGACY_VERSIONS, liveColumns, schemaAt, type UpgradableVersion } from '../../src/upgrade/legacy/schema.js';
 import { call, login, startApp, TEST_ADMIN, TEST_SECRET } from '../support/app.js';
+import { CLI, CLI_SHELL, cliEnv, runCli } from '../support/cli.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { distributedEnv, type ServerDialect } from '../support/modes.js';
 import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 
 type LegacyDialect = 'sqlite' | 'mysql' | 'postgres';
 
@@ -100,19 +99,7 @@ function target(mode: 'embedded' | 'distributed', dialect: ServerDialect = 'mysq
   };
 }
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = runCli;
 
 /** Every table's columns and rows, and every upload's path and bytes: "nothing changed" compares two of these. */
 async function snapshot(legacy: Legacy): Promise<string> {
@@ -352,7 +339,7 @@ describe('switchyard upgrade', () => {
       const fixture = await fixtureOf(legacy, '1.9.0');
       // `script` runs the command on a pseudo-terminal, as an operator's shell would.
       const output = await new Promise<string>((resolve) => {
-        execFile('script', ['-qec', `"${TSX}" "${CLI}" upgrade --from "${legacy.url}" --uploads "${legacy.uploads}"`, '/dev/null'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...into.env } }, (_error, stdout) => resolve(stdout));
+        execFile('script', ['-qec', `${CLI_SHELL} upgrade --from "${legacy.url}" --uploads "${legacy.uploads}"`, '/dev/null'], { env: cliEnv(into.env) }, (_error, stdout) => resolve(stdout));
       });
       const n = fixture.counts.messages;
       expect(output).toMatch(new RegExp(`\\r2\\.0\\.0 messages {2}\\[=+>? *\\] {2}${n}/${n} {2}100%`));
@@ -430,7 +417,7 @@ describe('switchyard upgrade', () => {
       const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: dialect === 'sqlite' ? 8000 : 2000 });
       // One process (tsx as a loader): SIGKILL must hit the upgrade itself.
       const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'upgrade', '--from', legacy.url, '--uploads', legacy.uploads], {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...into.env },
+        env: cliEnv(into.env),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let err = '';

@@ -4,25 +4,21 @@
  * `--verify` finds the files sound; `audit replay` still finds no difference and a rebuild of the
  * usage projection gives the same tables: both read the archive merged back into the log.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReadModelDb } from '../../src/projections/runtime/projection.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { call, startApp, TEST_SECRET, type RunningApp } from '../support/app.js';
+import { runCli, runCliOk } from '../support/cli.js';
 import { createChannel } from '../support/relay.js';
-
-const run = promisify(execFile);
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 
 const usageRows = (db: ReadModelDb) => db.selectFrom('usage_requests').selectAll().orderBy('request_key').execute();
 
 describe('switchyard usage archive', () => {
   let s: RunningApp;
   let upstream: OpenAiFake;
-  const cli = (...args: string[]) => run(TSX, [CLI, ...args], { env: { ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' } });
+  const env = () => ({ ...process.env, SECRET: TEST_SECRET, DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' });
+  const cli = (...args: string[]) => runCliOk(args, env());
 
   beforeAll(async () => {
     upstream = await startOpenAiFake();
@@ -56,7 +52,7 @@ describe('switchyard usage archive', () => {
     expect(commits.length).toBeGreaterThanOrEqual(3);
 
     // Without a cutoff and with no age policy, it says what it needs.
-    await expect(cli('usage', 'archive')).rejects.toMatchObject({ stderr: expect.stringContaining('--before') });
+    expect(await runCli(['usage', 'archive'], env())).toMatchObject({ code: 1, stderr: expect.stringContaining('--before') });
 
     const { stdout } = await cli('usage', 'archive', '--before', new Date(Date.now() + 60_000).toISOString());
     const result = JSON.parse(stdout) as { removed: number; file: { commits: number; events: number } };

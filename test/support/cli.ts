@@ -1,0 +1,45 @@
+/**
+ * The `switchyard` command line as operators meet it: a child process, run from the sources
+ * through tsx, with only the environment a test gives it (and PATH / HOME, so it can find node).
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+
+export const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+export const CLI = join(process.cwd(), 'src', 'cli.ts');
+/** The CLI as shell words, for script(1) and pipes: `${CLI_SHELL} events tail | wc -l`. */
+export const CLI_SHELL = `"${TSX}" "${CLI}"`;
+
+export interface CliOutcome {
+  /** The exit status (1 when the process ended on a signal or a timeout). */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  /** Killed after this long (default 120 s: a CLI loaded through tsx takes seconds on a busy machine). */
+  timeoutMs?: number;
+}
+
+/** PATH and HOME, on which a test's own variables are laid. */
+export function cliEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const base: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
+  return Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** Runs the CLI to its end; never throws: a failure is in `code` and `stderr`. */
+export function runCli(args: string[], env: Record<string, string | undefined>, options: CliOptions = {}): Promise<CliOutcome> {
+  return new Promise((resolve) => {
+    execFile(TSX, [CLI, ...args], { env: cliEnv(env), timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Runs the CLI and expects it to succeed: a non-zero status throws with what it printed. */
+export async function runCliOk(args: string[], env: Record<string, string | undefined>, options: CliOptions = {}): Promise<CliOutcome> {
+  const outcome = await runCli(args, env, options);
+  if (outcome.code !== 0) throw new Error(`switchyard ${args.join(' ')} exited with ${outcome.code}:\n${outcome.stderr}${outcome.stdout}`);
+  return outcome;
+}
