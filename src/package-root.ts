@@ -1,13 +1,29 @@
-/** The folder of Switchyard's package.json, from src/ (tsx) and dist/src/ (the build) alike. */
-import { existsSync } from 'node:fs';
+/**
+ * The folder of Switchyard's package.json, from src/ (tsx), dist/src/ (the build) and a test
+ * run's compiled copy of the sources (under node_modules/.cache) alike.
+ */
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    dir = dirname(dir);
+let found: string | undefined;
+
+function isSwitchyardManifest(file: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'switchyard';
+  } catch {
+    return false;
   }
-  return process.cwd();
+}
+
+export function packageRoot(): string {
+  if (found !== undefined) return found;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && isSwitchyardManifest(manifest)) return (found = dir);
+    const parent = dirname(dir);
+    if (parent === dir) return (found = process.cwd());
+    dir = parent;
+  }
 }

@@ -1,17 +1,14 @@
 /** Build information reported by GET /v1/system/version. */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from './package-root.js';
 
 function readPackageVersion(): string {
-  // Works from src/ (tsx, vitest) and from dist/src/ (compiled).
-  for (const path of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'switchyard' && pkg.version) return pkg.version;
-    } catch {
-      // try the next candidate
-    }
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
   }
-  return '0.0.0';
 }
 
 export const VERSION = readPackageVersion();

@@ -18,6 +18,7 @@ import { loadConfig } from '../../src/config.js';
 import { CHAT_DEFAULTS } from '../../src/conversations/preferences.js';
 import type { Logger } from '../../src/logger.js';
 import { call, login, startApp, TEST_SECRET } from '../support/app.js';
+import { CLI_NODE_ARGS } from '../support/cli.js';
 import { readModelConfig } from '../support/databases.js';
 import { uniqueSuffix } from '../support/services.js';
 
@@ -107,7 +108,7 @@ describe('bootstrap', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, SECRET: TEST_SECRET, DATA_DIR: dataDir, LOG_LEVEL: 'error', SERVER_PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1' };
     delete env.ADMIN_PASSWORD;
     delete env.ADMIN_EMAIL;
-    const child = spawn(join(process.cwd(), 'node_modules', '.bin', 'tsx'), [join(process.cwd(), 'src', 'cli.ts'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     try {
       await new Promise<void>((resolve, reject) => {

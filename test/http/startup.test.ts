@@ -1,6 +1,6 @@
 /**
- * The real process, as an operator starts it: `npm start` runs dist/src/cli.js; here the same
- * entry point runs through tsx so the test needs no build step.
+ * The real process, as an operator starts it: `npm start` runs dist/src/cli.js; here the test
+ * run's compiled copy of the same entry point (test/support/cli.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,16 +8,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, cliEnv, TSX } from '../support/cli.js';
+import { CLI_NODE_ARGS, cliEnv } from '../support/cli.js';
 
 function run(args: string[], env: Record<string, string>, waitFor?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [CLI, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_NODE_ARGS, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      // Once: a second SIGTERM while shutting down makes tsx force-kill its child (exit 143).
+      // Once: the test is of one orderly shutdown.
       if (waitFor && !child.killed && waitFor.test(stdout)) child.kill('SIGTERM');
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -19,7 +19,7 @@ import { importedId, type ImportKind } from '../../src/imports/sink.js';
 import { generateFixture, type FixtureSummary } from '../../src/upgrade/legacy/fixtures.js';
 import { LEGACY_VERSIONS, liveColumns, schemaAt, type UpgradableVersion } from '../../src/upgrade/legacy/schema.js';
 import { call, login, startApp, TEST_ADMIN, TEST_SECRET } from '../support/app.js';
-import { CLI, CLI_SHELL, cliEnv, runCli } from '../support/cli.js';
+import { CLI_NODE_ARGS, CLI_SHELL, cliEnv, runCli } from '../support/cli.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { distributedEnv, type ServerDialect } from '../support/modes.js';
 import { uniqueSuffix } from '../support/services.js';
@@ -415,8 +415,8 @@ describe('switchyard upgrade', () => {
       // Enough messages that a kill one second into them lands mid-way: SQLite takes ~1,200 a
       // second here, JetStream + MariaDB ~200.
       const fixture = await fixtureOf(legacy, '1.8.0', { users: 20, messages: dialect === 'sqlite' ? 8000 : 2000 });
-      // One process (tsx as a loader): SIGKILL must hit the upgrade itself.
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'upgrade', '--from', legacy.url, '--uploads', legacy.uploads], {
+      // One process: SIGKILL must hit the upgrade itself.
+      const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'upgrade', '--from', legacy.url, '--uploads', legacy.uploads], {
         env: cliEnv(into.env),
         stdio: ['ignore', 'pipe', 'pipe'],
       });

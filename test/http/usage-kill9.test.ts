@@ -14,6 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Agent, fetch } from 'undici';
 import { describe, expect, inject, it } from 'vitest';
 import { call, startApp, TEST_ADMIN, TEST_SECRET } from '../support/app.js';
+import { CLI_NODE_ARGS, cliEnv } from '../support/cli.js';
 import { readModelConfig } from '../support/databases.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { createChannel } from '../support/relay.js';
@@ -22,7 +23,6 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
-const CLI = join(process.cwd(), 'src', 'cli.ts');
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -35,8 +35,8 @@ function freePort(): Promise<number> {
 
 /** `switchyard serve` as its own process; resolves once it serves. */
 async function serve(env: Record<string, string>): Promise<ChildProcess> {
-  // One process (tsx as a loader, not its CLI, which runs the server in a child): SIGKILL must hit the server.
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // One process: SIGKILL must hit the server.
+  const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'serve'], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${out.slice(-2000)}`)), 30_000);

@@ -1,14 +1,17 @@
 /**
- * The `switchyard` command line as operators meet it: a child process, run from the sources
- * through tsx, with only the environment a test gives it (and PATH / HOME, so it can find node).
+ * The `switchyard` command line as operators meet it: a child process with only the environment
+ * a test gives it (and PATH / HOME, so it can find node). It runs the run's compiled copy of the
+ * sources (test/support/compiled-sources.ts); outside vitest's setup, the sources through tsx.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 
-export const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-export const CLI = join(process.cwd(), 'src', 'cli.ts');
+const compiled = process.env.SWITCHYARD_COMPILED_SOURCES;
+export const CLI = compiled ? join(compiled, 'src', 'cli.js') : join(process.cwd(), 'src', 'cli.ts');
+/** `node ...CLI_NODE_ARGS <command>`: one process, the CLI itself (a signal reaches it, not a wrapper). */
+export const CLI_NODE_ARGS: readonly string[] = compiled ? [CLI] : ['--import', 'tsx', CLI];
 /** The CLI as shell words, for script(1) and pipes: `${CLI_SHELL} events tail | wc -l`. */
-export const CLI_SHELL = `"${TSX}" "${CLI}"`;
+export const CLI_SHELL = [process.execPath, ...CLI_NODE_ARGS].map((word) => `"${word}"`).join(' ');
 
 export interface CliOutcome {
   /** The exit status (1 when the process ended on a signal or a timeout). */
@@ -31,7 +34,7 @@ export function cliEnv(env: Record<string, string | undefined>): Record<string, 
 /** Runs the CLI to its end; never throws: a failure is in `code` and `stderr`. */
 export function runCli(args: string[], env: Record<string, string | undefined>, options: CliOptions = {}): Promise<CliOutcome> {
   return new Promise((resolve) => {
-    execFile(TSX, [CLI, ...args], { env: cliEnv(env), timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...CLI_NODE_ARGS, ...args], { env: cliEnv(env), timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });

@@ -5,6 +5,7 @@
  */
 import net from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { compiledSourcesFolder, compileSourcesInto } from './compiled-sources.js';
 import { serviceUrls, type ServiceAvailability, type ServiceName } from './services.js';
 
 function reachable(url: string, timeoutMs = 1500): Promise<boolean> {
@@ -74,7 +75,13 @@ export default async function setup(project: TestProject) {
   }
   project.provide('services', available);
   project.provide('serviceUrls', urls);
+  // The test files' processes inherit it: their threads and the CLI they spawn load compiled code.
+  const compiled = compiledSourcesFolder();
+  await compileSourcesInto(compiled.dir);
+  process.env.SWITCHYARD_COMPILED_SOURCES = compiled.dir;
+  project.onTestsRerun(() => compileSourcesInto(compiled.dir)); // watch mode: the sources changed
   return async () => {
+    compiled.remove();
     for (const stop of stoppers) await stop();
   };
 }

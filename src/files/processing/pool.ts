@@ -6,12 +6,12 @@
  * any other way); the next file gets a new one. A worker that crashes or runs out of its heap
  * ends its file in `file_processing_error`; the pool replaces it.
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from '../../logger.js';
+import { entryModule } from '../../threads.js';
 import type { OcrSettings } from './ocr.js';
 import { pdfJsAssets } from './pdfjs-assets.js';
 import type { FileProcessor, ProcessingInput, ProcessingResult } from './processor.js';
@@ -62,7 +62,7 @@ export class FileProcessingPool implements FileProcessor {
     options: FilePoolOptions,
     private readonly logger: Logger,
   ) {
-    const module = workerModuleOf(options.workerModule ?? new URL('./worker.js', import.meta.url));
+    const module = entryModule(options.workerModule ?? new URL('./worker.js', import.meta.url));
     this.slots = options.workers;
     this.timeoutMs = options.timeoutMs;
     this.startGraceMs = options.startGraceMs ?? WORKER_START_GRACE_MS;
@@ -161,11 +161,6 @@ export class FileProcessingPool implements FileProcessor {
     for (const waiter of this.waiting.splice(0)) waiter(false);
     await this.piscina.destroy();
   }
-}
-
-/** The module a worker loads: the built `.js` when there is one, else its `.ts` source. */
-function workerModuleOf(entry: URL): URL {
-  return entry.pathname.endsWith('.js') && !existsSync(entry) ? new URL(entry.href.replace(/\.js$/, '.ts')) : entry;
 }
 
 /** tsx's CommonJS register module (resolved through its package.json: test runners resolve `require` differently). */
