@@ -5,12 +5,11 @@
  * `file_processing_timeout` with its worker terminated, crashes and heap exhaustion ending in
  * `file_processing_error`, shutdown, and the pool loaded from built JavaScript (no tsx).
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { MIME } from '../../src/files/mime.js';
@@ -209,38 +208,17 @@ describe('openFileProcessor', () => {
   });
 
   it('runs from built JavaScript, where the worker is a .js module and tsx is not involved', async () => {
-    // The per-file emit of `npm run build` (isolatedModules: each file compiles alone) of the
-    // processing modules and the modules they load at run time from outside (mime, errors); placed under
-    // node_modules so the packages resolve, and so vitest leaves it to Node instead of transforming it.
-    const root = join(process.cwd(), 'node_modules', '.cache', `sy-built-files-${process.pid}`);
-    const sources = [...listTs('src/files/processing'), 'src/files/mime.ts', 'src/errors.ts'];
+    // The test run's compiled copy of the sources (test/support/compiled-sources.ts), which Node
+    // loads itself: vitest leaves what is under node_modules untransformed.
+    const copy = process.env.SWITCHYARD_COMPILED_SOURCES;
+    expect(copy, 'the global setup names the compiled copy').toBeTruthy();
+    const built = (await import(pathToFileURL(join(copy!, 'src/files/processing/index.js')).href)) as { openFileProcessor: typeof openFileProcessor };
+    const processor = await built.openFileProcessor(config('builtin'), logger);
     try {
-      for (const source of sources) {
-        const out = join(root, source.replace(/\.ts$/, '.js'));
-        mkdirSync(dirname(out), { recursive: true });
-        const { outputText } = ts.transpileModule(ts.sys.readFile(source)!, {
-          fileName: source,
-          compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true, esModuleInterop: true },
-        });
-        writeFileSync(out, outputText);
-      }
-      writeFileSync(join(root, 'package.json'), '{"type":"module"}');
-      const built = (await import(pathToFileURL(join(root, 'src/files/processing/index.js')).href)) as { openFileProcessor: typeof openFileProcessor };
-      const processor = await built.openFileProcessor(config('builtin'), logger);
-      try {
-        await expectGoodPdf(processor!);
-        expect(await processor!.process({ path: file(docx), mimeType: MIME.docx })).toMatchObject({ ok: true, text: DOCX_PARAGRAPHS.join('\n\n') });
-      } finally {
-        await processor?.close();
-      }
+      await expectGoodPdf(processor!);
+      expect(await processor!.process({ path: file(docx), mimeType: MIME.docx })).toMatchObject({ ok: true, text: DOCX_PARAGRAPHS.join('\n\n') });
     } finally {
-      rmSync(root, { recursive: true, force: true });
+      await processor?.close();
     }
   });
 });
-
-function listTs(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => relative(process.cwd(), join(entry.parentPath, entry.name)));
-}

@@ -6,7 +6,7 @@
  * It lives under node_modules/.cache so that packages resolve from it as from src/; each run has
  * its own folder (two runs in one checkout do not meet) and removes it at the end.
  */
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -32,6 +32,8 @@ export async function compileSourcesInto(dir: string): Promise<void> {
     sourcemap: 'linked',
     logLevel: 'error',
   });
+  // Node looks for a module's package type no higher than node_modules: this copy says it itself.
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
 }
 
 /** A fresh folder for this run's copy; copies left by runs that died long ago are removed. */
