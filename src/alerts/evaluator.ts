@@ -108,9 +108,7 @@ export class AlertEvaluator {
       const severity = AlertSeverity.parse(rule.severity);
       let isFiring = rule.firing_alert_id !== null;
       try {
-        const verdict = await this.evaluateRule(rule, round, now, result);
-        if (verdict === 'fire') isFiring = true;
-        if (verdict === 'resolve') isFiring = false;
+        isFiring = (await this.evaluateRule(rule, round, now, result)) ?? isFiring;
       } catch (error) {
         result.failed++;
         this.deps.logger.warn({ err: error, category: 'application', component: 'alerts', tenant_id: rule.tenant_id, rule_id: rule.rule_id }, 'alert rule could not be evaluated');
@@ -122,7 +120,12 @@ export class AlertEvaluator {
     return result;
   }
 
-  private async evaluateRule(rule: AlertRulesTable, round: Round, now: number, result: RoundResult): Promise<'fire' | 'resolve' | null> {
+  /**
+   * Measures one rule and fires or resolves it. Answers whether it fires now as its own stream
+   * tells (ahead of the read model, which may not show an alert fired on another instance yet),
+   * or null when nothing was decided.
+   */
+  private async evaluateRule(rule: AlertRulesTable, round: Round, now: number, result: RoundResult): Promise<boolean | null> {
     const firing = rule.firing_alert_id !== null;
     const enabled = Number(rule.enabled) === 1;
     const under = { name: rule.name, kind: AlertKind.parse(rule.kind), threshold: Number(rule.threshold), window: Number(rule.window_seconds), firing };
@@ -137,14 +140,12 @@ export class AlertEvaluator {
     if (verdict === 'fire') {
       const alertId = newAlertId(now);
       const done = await this.deps.commands.execute(alertRules, rule.rule_id, { type: 'FireAlert', alertId, basedOn, measured, at }, context);
-      if (done.events.length === 0) return null;
-      result.fired.push(alertId);
-      return 'fire';
+      if (done.events.length > 0) result.fired.push(alertId);
+      return done.state.firing !== null;
     }
     const done = await this.deps.commands.execute(alertRules, rule.rule_id, { type: 'ResolveAlert', basedOn, measured: { ...measured, message: `${measured.message} — resolved` }, at }, context);
-    if (done.events.length === 0) return null;
-    result.resolved.push(rule.firing_alert_id!);
-    return 'resolve';
+    if (done.events.length > 0) result.resolved.push(rule.firing_alert_id!);
+    return done.state.firing !== null;
   }
 
   private setFiring(bySeverity: Map<Severity, number>): void {

@@ -49,6 +49,7 @@ export const LOGGED_EVENT_TYPES = [
   'MfaEnabled',
   'MfaDisabled',
   'MfaRecoveryCodeUsed',
+  'MfaSecretResealed',
   'TenantDisabled',
   'TenantEnabled',
   'ChannelHealthChanged',
@@ -240,6 +241,9 @@ function shapesOf(stored: StoredEvent, options: EntriesOfEventOptions): Shape[] 
       return [security('mfa_disabled', 'WARNING', by ? `two-factor authentication of user ${id} reset by ${by}` : `user ${id} turned off two-factor authentication`, withBy({}), id)];
     case 'MfaRecoveryCodeUsed':
       return [security('mfa_recovery_code_used', 'WARNING', `user ${id} logged in with a recovery code`, {}, id)];
+    case 'MfaSecretResealed':
+      // The sealed values stay out: which of them were re-sealed is all an auditor needs.
+      return [security('mfa_secret_resealed', 'INFO', `two-factor secret of user ${id} re-sealed under a new SECRET`, { fields: fieldsOf(d) }, id)];
     case 'TenantDisabled':
       return [{ ...security('tenant_disabled', 'WARNING', `tenant ${id} disabled`, withBy({ tenant_id: id }), by), component: 'tenants' }];
     case 'TenantEnabled':

@@ -21,7 +21,7 @@ async function write(trx: ReadModelDb, events: readonly StoredEvent[], options: 
 export function logsProjection(options: EntriesOfEventOptions = {}): Projection {
   return {
     name: 'logs',
-    version: 1,
+    version: 2, // 2: MfaSecretResealed entries
     eventTypes: LOGGED_EVENT_TYPES,
     apply: (trx, event) => write(trx, [event], options),
     applyCommit: (trx, events) => write(trx, events, options),

@@ -267,6 +267,13 @@ for (const mode of appModes(services, urls)) {
           expect(withCode.status, withCode.text).toBe(200);
           const withRecovery = await call(`${s.url}/v1/auth/login`, { body: { email: mfaUser.email, password: TEST_USER_PASSWORD, mfa_code: mfaUser.recoveryCodes[0] } });
           expect(withRecovery.status).toBe(401);
+          // The re-sealing is in the security log, without the sealed values.
+          await expect
+            .poll(async () => {
+              const found = await call(`${s.url}/api/admin/logs/search`, { token: s.adminToken, body: { filters: { category: 'security' }, limit: 1000 } });
+              return (found.json.data as Array<{ event: string; details: Record<string, unknown> }> | undefined)?.filter((e) => e.event === 'mfa_secret_resealed');
+            }, POLL)
+            .toEqual([expect.objectContaining({ details: { fields: ['secret_sealed'] } })]);
           // The conversation opens with the re-sealed data key.
           const conversation = await call(`${s.url}/v1/conversations/${conversationId}`, { token: s.userToken });
           expect(conversation.status, conversation.text).toBe(200);

@@ -194,6 +194,9 @@ describe('entries of events', () => {
   it('puts security events in the security category, alerts by severity, and system streams without a tenant', () => {
     expect(entriesOfEvent(stored('UserRoleChanged', { role: 'admin', by: 'usr_root' }, { stream: 'user-usr_1' }))[0]).toMatchObject({ category: 'security', level: 'WARNING', event: 'role_changed', user_id: 'usr_1', details: { role: 'admin', by: 'usr_root' } });
     expect(entriesOfEvent(stored('MfaRecoveryCodeUsed', { code_hash: 'x' }, { stream: 'user-usr_1' }))[0]).toMatchObject({ category: 'security', event: 'mfa_recovery_code_used' });
+    const resealed = entriesOfEvent(stored('MfaSecretResealed', { secret_sealed: 'v1.sealed-bytes' }, { stream: 'user-usr_1' }));
+    expect(resealed).toMatchObject([{ category: 'security', level: 'INFO', event: 'mfa_secret_resealed', user_id: 'usr_1', details: { fields: ['secret_sealed'] } }]);
+    expect(JSON.stringify(resealed)).not.toContain('sealed-bytes');
     expect(entriesOfEvent(stored('SessionRevoked', { reason: 'refresh_token_reused', by: null }, { stream: 'session-ses_1' }))[0]).toMatchObject({ category: 'security', session_id: 'ses_1' });
     expect(entriesOfEvent(stored('SessionRevoked', { reason: 'logout', by: 'usr_1' }, { stream: 'session-ses_1' }))[0]).toMatchObject({ category: 'user_activity', event: 'logout', user_id: 'usr_1' });
     const alert = { alert_id: 'al_1', rule_id: 'r1', rule_name: 'errors', kind: 'relay_error_rate', value: 0.5, threshold: 0.1, window: 60, notify: [], message: 'error rate 50%', details: {}, fired_at: '2026-03-10T12:00:00.000Z' };

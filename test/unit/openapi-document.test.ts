@@ -14,6 +14,7 @@ const DOC: OpenApiDocument = {
       CreateThingRequestInput: { type: 'object', properties: { name: { type: 'string' } } },
       CreateThingRequest: { type: 'object', properties: { name: { type: 'string' } }, additionalProperties: false },
       Unused: { type: 'string' },
+      ThingEvent: { type: 'object', properties: { part: ref('Part') } },
       ErrorInput: { type: 'object' },
       Error: { type: 'object', properties: { error: { type: 'object' } } },
     },
@@ -30,7 +31,7 @@ const DOC: OpenApiDocument = {
 const finished = finishDocument(DOC, {
   operations: {
     'POST /things': { id: 'createThing', access: 'key' },
-    'GET /things/{*}': { id: 'getThing', wildcard: 'thing_id' },
+    'GET /things/{*}': { id: 'getThing', wildcard: 'thing_id', stream: 'ThingEvent' },
     'GET /ping': { id: 'ping', access: 'public' },
   },
   maintenanceExempt: (path) => path === '/ping',
@@ -61,8 +62,14 @@ describe('finishDocument', () => {
     expect(responses['401']!.description).toContain('invalid_api_key');
   });
 
+  it('adds the stream event schema to the 200 answer of an operation that streams, as text/event-stream', () => {
+    const ok = (paths['/things/{thing_id}']!.get!.responses as Record<string, { content: Record<string, { schema: unknown }> }>)['200']!;
+    expect(ok.content).toEqual({ 'application/json': { schema: ref('Thing') }, 'text/event-stream': { schema: ref('ThingEvent') } });
+    expect(Object.keys((paths['/ping']!.get!.responses as Record<string, { content: object }>)['200']!.content)).toEqual(['application/json']);
+  });
+
   it('keeps only referenced schemas, and names request schemas without Input', () => {
-    expect(Object.keys(finished.components!.schemas!)).toEqual(['CreateThingRequest', 'Error', 'Part', 'Thing']);
+    expect(Object.keys(finished.components!.schemas!)).toEqual(['CreateThingRequest', 'Error', 'Part', 'Thing', 'ThingEvent']);
     expect(finished.components!.schemas!.CreateThingRequest).toEqual({ type: 'object', properties: { name: { type: 'string' } } });
     expect((paths['/things']!.post!.requestBody as { content: Record<string, { schema: unknown }> }).content['application/json']!.schema).toEqual(ref('CreateThingRequest'));
   });

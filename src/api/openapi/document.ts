@@ -1,7 +1,8 @@
 /**
  * The last step of the OpenAPI document, pure: what @fastify/swagger and the zod transform leave
  * to us so that code generators get a good document — an `operationId` and `security` per
- * operation (from OPERATIONS), the shared error body on every operation's error responses,
+ * operation (from OPERATIONS), the streamed answer's event schema as `text/event-stream`, the
+ * shared error body on every operation's error responses,
  * `servers`, named wildcards, plain `$ref`s, and only the component schemas something references,
  * under their own names (zod names a request body's schema `<id>Input`).
  */
@@ -77,6 +78,11 @@ function finishOperation(path: string, operation: Json, contract: Operation | un
   for (const [status, response] of Object.entries((operation.responses as Record<string, Json> | undefined) ?? {})) {
     const content = response.content as Record<string, Json> | undefined;
     responses.set(status, content ? { ...response, content: Object.fromEntries(Object.entries(content).map(([type, media]) => [type, { ...media, schema: plainRef(media.schema) }])) } : response);
+  }
+  const ok = responses.get('200');
+  if (contract?.stream && ok) {
+    const content = { ...(ok.content as Record<string, Json> | undefined), 'text/event-stream': { schema: { $ref: `${SCHEMAS}${contract.stream}` } } };
+    responses.set('200', { ...ok, content });
   }
   const errorComponent = anthropic ? 'AnthropicError' : 'Error';
   for (const [status, codes] of Object.entries(commonErrors(path, access, options.maintenanceExempt(path)))) {

@@ -18,6 +18,11 @@ export interface Operation {
   access?: Access;
   /** The name of the path's wildcard parameter (fastify's `*`, which is no name for a client). */
   wildcard?: string;
+  /**
+   * With `stream: true` the 200 answer is `text/event-stream`: the component schema of one
+   * event's data (the stream ends with `data: [DONE]` where the API has it).
+   */
+  stream?: string;
 }
 
 const pub = (id: string): Operation => ({ id, access: 'public' });
@@ -63,15 +68,15 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'DELETE /v1/admin/channels/{channel_id}': { id: 'deleteChannel' },
   'POST /v1/admin/channels/{channel_id}/test': { id: 'testChannel' },
   // the relay
-  'POST /v1/chat/completions': key('createChatCompletion'),
-  'POST /api/v1/chat/completions': key('createChatCompletionAtApiPrefix'),
-  'POST /v1/chat': key('createChatCompletionDeprecatedAlias'),
+  'POST /v1/chat/completions': { ...key('createChatCompletion'), stream: 'ChatCompletionChunk' },
+  'POST /api/v1/chat/completions': { ...key('createChatCompletionAtApiPrefix'), stream: 'ChatCompletionChunk' },
+  'POST /v1/chat': { ...key('createChatCompletionDeprecatedAlias'), stream: 'ChatCompletionChunk' },
   'POST /v1/embeddings': key('createEmbeddings'),
   'GET /v1/models': key('listModels'),
   'GET /v1/models/{*}': { id: 'retrieveModel', access: 'key', wildcard: 'model' },
-  'POST /v1/messages': { id: 'createMessage', access: 'anthropic' },
+  'POST /v1/messages': { id: 'createMessage', access: 'anthropic', stream: 'AnthropicMessageStreamEvent' },
   'POST /v1/messages/count_tokens': { id: 'countMessageTokens', access: 'anthropic' },
-  'POST /v1/responses': key('createResponse'),
+  'POST /v1/responses': { ...key('createResponse'), stream: 'ResponseStreamEvent' },
   'GET /v1/responses/{id}': key('getResponse'),
   'DELETE /v1/responses/{id}': key('deleteResponse'),
   'GET /v1/responses/{id}/input_items': key('listResponseInputItems'),
@@ -159,9 +164,9 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'GET /v1/conversations/sync': { id: 'syncConversations' },
   'GET /v1/conversations/{id}/export': { id: 'exportConversation' },
   'GET /v1/admin/conversations/counts': { id: 'getConversationCounts' },
-  'POST /v1/conversations/{id}/messages': { id: 'sendConversationMessage' },
-  'POST /v1/conversations/{id}/regenerate': { id: 'regenerateConversationReply' },
-  'PUT /v1/conversations/{id}/messages/{message_id}': { id: 'editConversationMessage' },
+  'POST /v1/conversations/{id}/messages': { id: 'sendConversationMessage', stream: 'ConversationStreamEvent' },
+  'POST /v1/conversations/{id}/regenerate': { id: 'regenerateConversationReply', stream: 'ConversationStreamEvent' },
+  'PUT /v1/conversations/{id}/messages/{message_id}': { id: 'editConversationMessage', stream: 'ConversationStreamEvent' },
   'POST /v1/conversations/{id}/stop': { id: 'stopConversationReply' },
   // files
   'POST /v1/files': key('uploadFile'),

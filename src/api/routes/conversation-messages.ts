@@ -17,6 +17,7 @@ import { conversationNotFound } from '../../commands/conversations/decider.js';
 import { ConversationMessageView, MessageUsage, messageView } from '../../conversations/views.js';
 import { requireConversationUser } from './conversations.js';
 import { fastifyRelayResponse } from './relay.js';
+import { ChatCompletionChunk } from '../../relay/schema.js';
 
 const ConversationParams = z.object({ id: z.string().min(1).max(128) });
 const MessageParams = ConversationParams.extend({ message_id: z.string().min(1).max(128) });
@@ -50,6 +51,9 @@ export const ConversationReplyObject = z
     stopped: z.boolean().describe('the generation was stopped (POST .../stop) before it ended'),
   })
   .describe('with stream: true, the same object is the data of the last event before [DONE]').meta({ id: 'ConversationReply' });
+
+/** One event of a streamed reply: the chunks as the relay streams them, then the reply (then [DONE]). */
+export const ConversationStreamEvent = z.union([ChatCompletionChunk, ConversationReplyObject]).meta({ id: 'ConversationStreamEvent' });
 
 const StopAnswer = z.object({ object: z.literal('conversation.stop'), conversation_id: z.string(), stopped: z.boolean().describe('a generation of the conversation was running (on any instance) and was told to stop') });
 

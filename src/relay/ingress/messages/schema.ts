@@ -192,3 +192,35 @@ export const AnthropicErrorBody = z
   })
   .meta({ id: 'AnthropicError' });
 export type AnthropicErrorBody = z.infer<typeof AnthropicErrorBody>;
+
+// --- Streamed answers ---------------------------------------------------------------------------
+
+const blockIndex = z.number().int().min(0);
+
+/**
+ * One event of a streamed answer (`stream: true`): the data of an SSE event whose `event:` line
+ * repeats its `type`. A native anthropic channel's stream passes through as Anthropic sent it and
+ * may carry delta types of its own (e.g. citations).
+ */
+export const MessagesStreamEvent = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('message_start'), message: MessagesResponse }),
+    z.object({ type: z.literal('ping') }),
+    z.object({ type: z.literal('content_block_start'), index: blockIndex, content_block: ResponseBlock }),
+    z.object({
+      type: z.literal('content_block_delta'),
+      index: blockIndex,
+      delta: z.discriminatedUnion('type', [
+        z.object({ type: z.literal('text_delta'), text: z.string() }),
+        z.object({ type: z.literal('input_json_delta'), partial_json: z.string() }),
+        z.object({ type: z.literal('thinking_delta'), thinking: z.string() }),
+        z.object({ type: z.literal('signature_delta'), signature: z.string() }),
+      ]),
+    }),
+    z.object({ type: z.literal('content_block_stop'), index: blockIndex }),
+    z.object({ type: z.literal('message_delta'), delta: z.object({ stop_reason: StopReason.nullable(), stop_sequence: z.string().nullable() }), usage: MessagesUsage.partial() }),
+    z.object({ type: z.literal('message_stop') }),
+    z.object({ type: z.literal('error'), error: z.object({ type: AnthropicErrorType, message: z.string() }) }),
+  ])
+  .meta({ id: 'AnthropicMessageStreamEvent' });
+export type MessagesStreamEvent = z.infer<typeof MessagesStreamEvent>;
