@@ -10,7 +10,7 @@ const DOC: OpenApiDocument = {
   components: {
     schemas: {
       Thing: { type: 'object', properties: { id: { type: 'string' }, part: ref('Part') } },
-      Part: { type: 'object' },
+      Part: { type: 'object', properties: { state: { type: 'string', enum: ['on', 'off'], nullable: true }, mode: { type: 'string', enum: ['a', null], nullable: true } } },
       CreateThingRequestInput: { type: 'object', properties: { name: { type: 'string' } } },
       CreateThingRequest: { type: 'object', properties: { name: { type: 'string' } }, additionalProperties: false },
       Unused: { type: 'string' },
@@ -66,6 +66,10 @@ describe('finishDocument', () => {
     const ok = (paths['/things/{thing_id}']!.get!.responses as Record<string, { content: Record<string, { schema: unknown }> }>)['200']!;
     expect(ok.content).toEqual({ 'application/json': { schema: ref('Thing') }, 'text/event-stream': { schema: ref('ThingEvent') } });
     expect(Object.keys((paths['/ping']!.get!.responses as Record<string, { content: object }>)['200']!.content)).toEqual(['application/json']);
+  });
+
+  it('puts null in the values of a nullable enum (OpenAPI 3.0.3), once', () => {
+    expect(finished.components!.schemas!.Part).toEqual({ type: 'object', properties: { state: { type: 'string', enum: ['on', 'off', null], nullable: true }, mode: { type: 'string', enum: ['a', null], nullable: true } } });
   });
 
   it('keeps only referenced schemas, and names request schemas without Input', () => {

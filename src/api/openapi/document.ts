@@ -3,7 +3,8 @@
  * to us so that code generators get a good document — an `operationId` and `security` per
  * operation (from OPERATIONS), the streamed answer's event schema as `text/event-stream`, the
  * shared error body on every operation's error responses,
- * `servers`, named wildcards, plain `$ref`s, and only the component schemas something references,
+ * `servers`, named wildcards, plain `$ref`s, null in nullable enums, and only the component
+ * schemas something references,
  * under their own names (zod names a request body's schema `<id>Input`).
  */
 import { ownValue } from '../../own.js';
@@ -124,6 +125,18 @@ function reachableSchemas(paths: unknown, schemas: Record<string, unknown>): Set
   return reached;
 }
 
+/**
+ * `nullable: true` beside an `enum` without null: OpenAPI 3.0.3 says the enum still decides, so
+ * null must be one of its values (validators refuse it otherwise, and zod leaves it out).
+ */
+function nullInNullableEnums<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item: unknown) => nullInNullableEnums(item)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const object = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, nullInNullableEnums(item)])) as Json;
+  if (object.nullable === true && Array.isArray(object.enum) && !object.enum.includes(null)) object.enum = [...(object.enum as unknown[]), null];
+  return object as T;
+}
+
 /** Rewrites `$ref`s by a map of old to new component names. */
 function renameRefs<T>(value: T, names: ReadonlyMap<string, string>): T {
   if (Array.isArray(value)) return value.map((item: unknown) => renameRefs(item, names)) as T;
@@ -166,11 +179,11 @@ export function finishDocument(document: OpenApiDocument, options: FinishOptions
     const plain = name.endsWith('Input') ? name.slice(0, -'Input'.length) : name;
     names.set(name, plain !== name && !kept.has(plain) ? plain : name);
   }
-  const finishedSchemas = [...kept].map((name) => [names.get(name)!, renameRefs(ownValue(schemas, name), names)] as const);
+  const finishedSchemas = [...kept].map((name) => [names.get(name)!, nullInNullableEnums(renameRefs(ownValue(schemas, name), names))] as const);
   return {
     ...document,
     servers: options.servers,
     components: { ...document.components, schemas: Object.fromEntries(finishedSchemas.sort(([a], [b]) => a.localeCompare(b))) },
-    paths: renameRefs(Object.fromEntries(paths), names),
+    paths: nullInNullableEnums(renameRefs(Object.fromEntries(paths), names)),
   };
 }
