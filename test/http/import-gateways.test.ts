@@ -19,50 +19,19 @@ import { openEventStore } from '../../src/adapters/index.js';
 import { loadConfig } from '../../src/config.js';
 import type { ImportReport } from '../../src/imports/gateways/import.js';
 import { importedId } from '../../src/imports/sink.js';
-import { call, login, startApp, TEST_ADMIN, TEST_SECRET, type RunningApp } from '../support/app.js';
-import { runCli } from '../support/cli.js';
+import { call, login, startApp, type RunningApp } from '../support/app.js';
+import { cliInstallation, runCli, type CliInstallation } from '../support/cli.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
 import { createGatewayFixture, type FixtureDialect, type GatewayFixture, type GatewayName } from '../support/legacy-gateways.js';
-import { distributedEnv } from '../support/modes.js';
 
 const services = inject('services');
 const urls = inject('serviceUrls');
 
 type Mode = 'embedded' | 'distributed';
+type Target = CliInstallation;
 
-interface Target {
-  /** What the CLI gets (SECRET, DATA_DIR, the stores). */
-  env: Record<string, string>;
-  /** What startApp gets on top of its own defaults. */
-  appEnv: Record<string, string>;
-  dataDir: string;
-  cleanup(): Promise<void>;
-}
-
-/** A Switchyard to import into: embedded (SQLite files under its data dir) or NATS + MariaDB + Redis. */
-function target(mode: Mode): Target {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sy-import-gw-'));
-  const modeEnv = mode === 'embedded' ? { env: {}, cleanup: async () => undefined } : distributedEnv(urls, 'mysql');
-  return {
-    env: {
-      SECRET: TEST_SECRET,
-      DATA_DIR: dataDir,
-      STORAGE_DIR: join(dataDir, 'storage'),
-      LOG_DIR: join(dataDir, 'logs'),
-      LOG_FILES_ENABLED: 'false',
-      // LOG_LEVEL as an operator leaves it (info): the import still prints no line per row.
-      ADMIN_EMAIL: TEST_ADMIN.email,
-      ADMIN_PASSWORD: TEST_ADMIN.password,
-      ...modeEnv.env,
-    },
-    appEnv: modeEnv.env,
-    dataDir,
-    cleanup: async () => {
-      await modeEnv.cleanup();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
+/** A Switchyard to import into; LOG_LEVEL as an operator leaves it (info): the import still prints no line per row. */
+const target = (mode: Mode): Target => cliInstallation(mode, { urls });
 
 const cli = runCli;
 

@@ -18,10 +18,10 @@ import { openDatabaseUrl } from '../../src/imports/database-url.js';
 import { importedId, type ImportKind } from '../../src/imports/sink.js';
 import { generateFixture, type FixtureSummary } from '../../src/upgrade/legacy/fixtures.js';
 import { LEGACY_VERSIONS, liveColumns, schemaAt, type UpgradableVersion } from '../../src/upgrade/legacy/schema.js';
-import { call, login, startApp, TEST_ADMIN, TEST_SECRET } from '../support/app.js';
-import { CLI_NODE_ARGS, CLI_SHELL, cliEnv, runCli } from '../support/cli.js';
+import { call, login, startApp } from '../support/app.js';
+import { CLI_NODE_ARGS, CLI_SHELL, cliEnv, cliInstallation, runCli, type CliInstallation } from '../support/cli.js';
 import { startOpenAiFake, type OpenAiFake } from '../support/fake-upstreams/openai.js';
-import { distributedEnv, type ServerDialect } from '../support/modes.js';
+import type { ServerDialect } from '../support/modes.js';
 import { uniqueSuffix } from '../support/services.js';
 
 const services = inject('services');
@@ -61,42 +61,16 @@ function legacyPlace(dialect: LegacyDialect): Legacy {
   };
 }
 
-interface Target {
-  name: string;
-  /** What the CLI gets (SECRET, DATA_DIR, the stores). */
-  env: Record<string, string>;
-  /** What startApp gets on top of its own defaults. */
-  appEnv: Record<string, string>;
-  dataDir: string;
-  cleanup(): Promise<void>;
-}
+type Target = CliInstallation;
 
-/** A Switchyard to upgrade into: embedded (SQLite files under its data dir) or on NATS + `dialect` + Redis. */
+/** A Switchyard to upgrade into: embedded, or on NATS + `dialect` + Redis. */
 function target(mode: 'embedded' | 'distributed', dialect: ServerDialect = 'mysql'): Target {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sy-upgrade-'));
-  const modeEnv = mode === 'embedded' ? { env: {}, cleanup: async () => undefined } : distributedEnv(urls, dialect);
-  return {
-    name: mode === 'embedded' ? 'embedded' : `distributed (${dialect})`,
-    env: {
-      SECRET: TEST_SECRET,
-      DATA_DIR: dataDir,
-      STORAGE_DIR: join(dataDir, 'storage'),
-      LOG_DIR: join(dataDir, 'logs'),
-      LOG_FILES_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-      // Not UTC: the drivers read 1.x DATETIMEs as local time, the upgrade must still read UTC.
-      TZ: 'Asia/Tokyo',
-      ADMIN_EMAIL: TEST_ADMIN.email,
-      ADMIN_PASSWORD: TEST_ADMIN.password,
-      ...modeEnv.env,
-    },
-    appEnv: modeEnv.env,
-    dataDir,
-    cleanup: async () => {
-      await modeEnv.cleanup();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  return cliInstallation(mode, {
+    urls,
+    dialect,
+    // Not UTC: the drivers read 1.x DATETIMEs as local time, the upgrade must still read UTC.
+    env: { LOG_LEVEL: 'warn', TZ: 'Asia/Tokyo' },
+  });
 }
 
 const cli = runCli;

@@ -4,7 +4,12 @@
  * sources (test/support/compiled-sources.ts); outside vitest's setup, the sources through tsx.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_ADMIN, TEST_SECRET } from './app.js';
+import { distributedEnv, type ServerDialect } from './modes.js';
+import type { ServiceName } from './services.js';
 
 const compiled = process.env.SWITCHYARD_COMPILED_SOURCES;
 export const CLI = compiled ? join(compiled, 'src', 'cli.js') : join(process.cwd(), 'src', 'cli.ts');
@@ -45,4 +50,42 @@ export async function runCliOk(args: string[], env: Record<string, string | unde
   const outcome = await runCli(args, env, options);
   if (outcome.code !== 0) throw new Error(`switchyard ${args.join(' ')} exited with ${outcome.code}:\n${outcome.stderr}${outcome.stdout}`);
   return outcome;
+}
+
+/** A Switchyard the CLI writes into (`upgrade`, `import`); a test starts it afterwards on what was written. */
+export interface CliInstallation {
+  /** What the CLI gets: SECRET, DATA_DIR, the stores, the bootstrap admin. */
+  env: Record<string, string>;
+  /** What startApp gets on top of its own defaults (the stores). */
+  appEnv: Record<string, string>;
+  dataDir: string;
+  cleanup(): Promise<void>;
+}
+
+/** Embedded (SQLite files under a fresh data dir), or on NATS + `dialect` + Redis with stores of its own. */
+export function cliInstallation(
+  mode: 'embedded' | 'distributed',
+  options: { urls: Record<ServiceName, string>; dialect?: ServerDialect; env?: Record<string, string> },
+): CliInstallation {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sy-cli-target-'));
+  const stores = mode === 'embedded' ? { env: {}, cleanup: async () => undefined } : distributedEnv(options.urls, options.dialect ?? 'mysql');
+  return {
+    env: {
+      SECRET: TEST_SECRET,
+      DATA_DIR: dataDir,
+      STORAGE_DIR: join(dataDir, 'storage'),
+      LOG_DIR: join(dataDir, 'logs'),
+      LOG_FILES_ENABLED: 'false',
+      ADMIN_EMAIL: TEST_ADMIN.email,
+      ADMIN_PASSWORD: TEST_ADMIN.password,
+      ...options.env,
+      ...stores.env,
+    },
+    appEnv: stores.env,
+    dataDir,
+    cleanup: async () => {
+      await stores.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
