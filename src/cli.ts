@@ -33,7 +33,7 @@
  *   switchyard upgrade --from <database URL> [--uploads <dir>] [--dry-run]
  *   switchyard upgrade fixture <1.6.0|…|1.9.0> --to <database URL> --uploads <dir>
  *                                            upgrade a v1.x installation (src/upgrade, docs/upgrading.md)
- *   switchyard secret rotate --old <old SECRET> --new <new SECRET>
+ *   switchyard secret rotate --old <old SECRET> --new <new SECRET>  (or --old-file / --new-file)
  *                                            re-seal everything sealed with SECRET under a new one
  *                                            (src/secrets, docs/secret-rotation.md)
  *   switchyard import one-api|new-api --from <database URL> [--dry-run] [--tenant T]

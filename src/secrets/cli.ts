@@ -1,9 +1,11 @@
 /**
- * `switchyard secret rotate --old <old> --new <new>`: re-seals what the old SECRET sealed with the
- * new one (src/secrets/rotate.ts). JSON report on stdout, a summary on stderr. Exit status 0 when
+ * `switchyard secret rotate --old <old> --new <new>` (or `--old-file` / `--new-file`, which keep the
+ * values out of the process list): re-seals what the old SECRET sealed with the new one
+ * (src/secrets/rotate.ts). JSON report on stdout, a summary on stderr. Exit status 0 when
  * everything opens with the new SECRET, 2 when some values opened with neither (listed in the
  * report, left as they were), 1 when --old does not open the data.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openStores } from '../app.js';
 import { Metrics } from '../api/metrics.js';
@@ -15,9 +17,12 @@ import { dataLocation } from './canary.js';
 import { rotateSecret, type RotationReport } from './rotate.js';
 
 export const SECRET_USAGE = `  secret rotate --old <old SECRET> --new <new SECRET>
+  secret rotate --old-file <file> --new-file <file>
                                           re-seal channel keys, MFA secrets, webhook secrets and
                                           data keys with a new SECRET (as events; resumable), then
-                                          start the servers with SECRET=<new> (docs/secret-rotation.md)`;
+                                          start the servers with SECRET=<new> (docs/secret-rotation.md);
+                                          the -file forms read each SECRET from a file (one line),
+                                          out of sight of the process list`;
 
 /** Stands in for SECRET while the configuration loads: rotate uses --old and --new, never SECRET. */
 const NOT_USED = 'not-used:secret-rotate-takes-old-and-new';
@@ -37,17 +42,35 @@ function summary(report: RotationReport): string {
   ].join('\n');
 }
 
+/** `--<name>` itself, or the first line of the file `--<name>-file` names. */
+function secretOption(given: Record<string, string | undefined>, name: 'old' | 'new'): string | undefined {
+  const value = given[name];
+  const file = given[`${name}-file`];
+  if (value !== undefined && file !== undefined) throw new UsageError(`give --${name} or --${name}-file, not both`, 'secret');
+  if (file === undefined) return value;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--${name}-file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'secret');
+  }
+  const line = text.replace(/\r?\n$/, '');
+  if (line.includes('\n')) throw new UsageError(`--${name}-file ${file}: more than one line (the file holds the SECRET alone)`, 'secret');
+  return line;
+}
+
 /** Runs `secret <args>`; resolves with the exit status. */
 export async function secretCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'rotate') throw new UsageError(sub === undefined ? 'name a subcommand: secret rotate' : `unknown subcommand "secret ${sub}"`, 'secret');
-  let values: { old?: string; new?: string };
+  let given: { old?: string; new?: string; 'old-file'?: string; 'new-file'?: string };
   try {
-    ({ values } = parseArgs({ args: rest, options: { old: { type: 'string' }, new: { type: 'string' } } }));
+    ({ values: given } = parseArgs({ args: rest, options: { old: { type: 'string' }, new: { type: 'string' }, 'old-file': { type: 'string' }, 'new-file': { type: 'string' } } }));
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '), 'secret');
   }
-  if (!values.old || !values.new) throw new UsageError('secret rotate needs --old <the SECRET the data is sealed with> and --new <the SECRET to seal it with>', 'secret');
+  const values = { old: secretOption(given, 'old'), new: secretOption(given, 'new') };
+  if (!values.old || !values.new) throw new UsageError('secret rotate needs --old <the SECRET the data is sealed with> and --new <the SECRET to seal it with> (or --old-file / --new-file)', 'secret');
   if (values.old === values.new) throw new UsageError('--old and --new are the same SECRET: nothing to rotate', 'secret');
   // The servers must accept the new SECRET as SECRET (src/config.ts: at least 16 characters).
   if (values.new.length < 16) throw new UsageError('--new must be at least 16 characters, as SECRET must', 'secret');

@@ -6,7 +6,7 @@
  * finishes a run that stopped half-way, and after a restart with the new SECRET the relay, MFA
  * login, conversations and signed webhook deliveries work. Both modes.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -193,8 +193,13 @@ for (const mode of appModes(services, urls)) {
       });
 
       it('refuses a wrong --old and bad command lines in one line; --help explains', async () => {
-        const [wrong, missing, short, unknown, help, shortHelp] = await Promise.all([
+        const wrongFile = join(dataDir, 'wrong-secret');
+        writeFileSync(wrongFile, 'not-the-secret-0123456789\n');
+        const [wrong, wrongFromFile, noFile, both, missing, short, unknown, help, shortHelp] = await Promise.all([
           cli(processEnv, 'secret', 'rotate', '--old', 'not-the-secret-0123456789', '--new', SECRET_B),
+          cli(processEnv, 'secret', 'rotate', '--old-file', wrongFile, '--new', SECRET_B),
+          cli(processEnv, 'secret', 'rotate', '--old-file', join(dataDir, 'no-such-file'), '--new', SECRET_B),
+          cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--old-file', wrongFile, '--new', SECRET_B),
           cli(processEnv, 'secret', 'rotate', '--old', SECRET_A),
           cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', 'short'),
           cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', SECRET_B, '--bogus'),
@@ -203,14 +208,19 @@ for (const mode of appModes(services, urls)) {
         ]);
         expect(wrong.code).toBe(1);
         expect(wrong.stderr.trim()).toMatch(/^--old does not open the data in \S+: give the SECRET the data was sealed with$/);
+        expect(wrongFromFile.code).toBe(1);
+        expect(wrongFromFile.stderr.trim()).toBe(wrong.stderr.trim());
+        expect([noFile.code, noFile.stderr.trim()]).toEqual([1, `switchyard: --old-file ${join(dataDir, 'no-such-file')}: ENOENT (see: switchyard secret --help)`]);
+        expect([both.code, both.stderr.trim()]).toEqual([1, 'switchyard: give --old or --old-file, not both (see: switchyard secret --help)']);
         expect(missing.code).toBe(1);
-        expect(missing.stderr.trim()).toBe('switchyard: secret rotate needs --old <the SECRET the data is sealed with> and --new <the SECRET to seal it with> (see: switchyard secret --help)');
+        expect(missing.stderr.trim()).toBe('switchyard: secret rotate needs --old <the SECRET the data is sealed with> and --new <the SECRET to seal it with> (or --old-file / --new-file) (see: switchyard secret --help)');
         expect(short.code).toBe(1);
         expect(short.stderr.trim()).toBe('switchyard: --new must be at least 16 characters, as SECRET must (see: switchyard secret --help)');
         expect(unknown.code).toBe(1);
         expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
         expect(help.code).toBe(0);
         expect(help.stdout).toContain('secret rotate --old <old SECRET> --new <new SECRET>');
+        expect(help.stdout).toContain('secret rotate --old-file <file> --new-file <file>');
         expect(shortHelp.stdout).toContain('re-seal channel keys');
       });
 
@@ -236,7 +246,10 @@ for (const mode of appModes(services, urls)) {
         // Nothing in the clear in what rotate printed.
         expect(r.stdout + r.stderr).not.toContain('test-key');
 
-        const again = await cli(processEnv, 'secret', 'rotate', '--old', SECRET_A, '--new', SECRET_B);
+        // Again, the SECRETs from files this time (out of the process list).
+        writeFileSync(join(dataDir, 'old-secret'), `${SECRET_A}\n`, { mode: 0o600 });
+        writeFileSync(join(dataDir, 'new-secret'), SECRET_B, { mode: 0o600 });
+        const again = await cli(processEnv, 'secret', 'rotate', '--old-file', join(dataDir, 'old-secret'), '--new-file', join(dataDir, 'new-secret'));
         expect(again.code, again.stderr).toBe(0);
         const second = JSON.parse(again.stdout) as typeof report;
         expect(second.channel_keys).toEqual({ resealed: 0, already: 2, unopenable: [] });
