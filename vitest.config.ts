@@ -8,7 +8,7 @@ export default defineConfig({
     testTimeout: 60_000, // tests that spawn the CLI load the code through tsx: seconds each on a busy machine
     hookTimeout: 30_000,
     pool: 'forks',
-    // Two test files at a time: most of a file's time is spent waiting on servers (18.3 -> 12 min for the suite here).
+    // Two test files at a time: a file waits on servers much of its time (docs/decisions/0300 on where the CPU goes).
     maxWorkers: 2,
     minWorkers: 1,
     reporters: ['default'],
