@@ -7,7 +7,7 @@
  * (`.ts`, as in tests and `npm run dev`): for a `.ts` entry the thread first registers tsx's
  * loader, the same one the main thread runs under. A test run compiles the sources once and names
  * the copy in SWITCHYARD_COMPILED_SOURCES: threads then load the compiled twin of a `.ts` entry,
- * without tsx (decision 0300: a third of the CPU a thread's start takes).
+ * without tsx (decision 0300: a start then takes a third of the CPU).
  */
 import { existsSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
