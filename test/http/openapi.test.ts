@@ -18,6 +18,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OPERATIONS } from '../../src/api/openapi/operations.js';
 import { call, startApp, TEST_ADMIN, type RunningApp } from '../support/app.js';
+import { startAnthropicFake } from '../support/fake-upstreams/anthropic.js';
 import { startOpenAiFake } from '../support/fake-upstreams/openai.js';
 import { createChannel } from '../support/relay.js';
 import { appModes } from '../support/modes.js';
@@ -294,11 +295,13 @@ describe.each(MODES.map((m) => [m.name, m] as const))('OpenAPI document and /doc
     // Each event's data against the document's own schema.
     const schemas = ((await SwaggerParser.dereference(structuredClone(doc) as ApiDocument)) as Json).components.schemas as Json;
     const ajv = new Ajv({ strict: false, allErrors: true });
-    const fake = await startOpenAiFake();
+    const [fake, anthropic] = await Promise.all([startOpenAiFake(), startAnthropicFake()]);
     try {
-      // `custom` speaks chat completions only (the Responses and Messages APIs are translated); `openai` answers the Responses API natively.
+      // `custom` speaks chat completions only (the Responses and Messages APIs are translated); `openai`
+      // answers the Responses API natively, `anthropic` the Messages API.
       await createChannel(s, { type: 'custom', base_url: fake.baseUrl, models: ['chat-model'] });
       await createChannel(s, { type: 'openai', base_url: fake.baseUrl, models: ['native-model'] });
+      await createChannel(s, { type: 'anthropic', base_url: anthropic.baseUrl, models: ['anthropic-model'] });
       const tools = { chat: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }], responses: [{ type: 'function', name: 'get_weather', parameters: { type: 'object' } }], messages: [{ name: 'get_weather', input_schema: { type: 'object' } }] };
       const conversation = await call(`${s.url}/v1/conversations`, { token: s.userToken, body: { title: 'streams' } });
       expect(conversation.status, conversation.text).toBe(201);
@@ -307,6 +310,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('OpenAPI document and /doc
         ['ChatCompletionChunk', '/v1/chat/completions', { model: 'chat-model', stream: true, tools: tools.chat, messages: [{ role: 'user', content: 'Weather?' }] }],
         ['AnthropicMessageStreamEvent', '/v1/messages', { model: 'chat-model', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'Say hello' }] }],
         ['AnthropicMessageStreamEvent', '/v1/messages', { model: 'chat-model', max_tokens: 64, stream: true, tools: tools.messages, messages: [{ role: 'user', content: 'Weather?' }] }],
+        ['AnthropicMessageStreamEvent', '/v1/messages', { model: 'anthropic-model', max_tokens: 64, stream: true, tools: tools.messages, messages: [{ role: 'user', content: 'Weather?' }] }],
         ['ResponseStreamEvent', '/v1/responses', { model: 'chat-model', stream: true, input: 'Say hello' }],
         ['ResponseStreamEvent', '/v1/responses', { model: 'chat-model', stream: true, tools: tools.responses, input: 'Weather?' }],
         ['ResponseStreamEvent', '/v1/responses', { model: 'native-model', stream: true, input: 'Say hello' }],
@@ -330,7 +334,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('OpenAPI document and /doc
         if (schema === 'ConversationStreamEvent') expect([...kinds]).toEqual(['chat.completion.chunk', 'conversation.reply']);
       }
     } finally {
-      await fake.close();
+      await Promise.all([fake.close(), anthropic.close()]);
     }
   });
 

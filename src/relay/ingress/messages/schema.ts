@@ -196,31 +196,33 @@ export type AnthropicErrorBody = z.infer<typeof AnthropicErrorBody>;
 // --- Streamed answers ---------------------------------------------------------------------------
 
 const blockIndex = z.number().int().min(0);
+/** Anthropic's own streams (a native channel) carry what they carry: usage in part, fields of their own. */
+const StreamUsage = MessagesUsage.partial().loose();
 
 /**
  * One event of a streamed answer (`stream: true`): the data of an SSE event whose `event:` line
- * repeats its `type`. A native anthropic channel's stream passes through as Anthropic sent it and
- * may carry delta types of its own (e.g. citations).
+ * repeats its `type`. A native anthropic channel's stream passes through as Anthropic sent it,
+ * with fields (and delta types, e.g. citations) of its own.
  */
 export const MessagesStreamEvent = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('message_start'), message: MessagesResponse }),
-    z.object({ type: z.literal('ping') }),
-    z.object({ type: z.literal('content_block_start'), index: blockIndex, content_block: ResponseBlock }),
-    z.object({
+    z.looseObject({ type: z.literal('message_start'), message: z.looseObject({ ...MessagesResponse.shape, usage: StreamUsage.optional() }) }),
+    z.looseObject({ type: z.literal('ping') }),
+    z.looseObject({ type: z.literal('content_block_start'), index: blockIndex, content_block: ResponseBlock }),
+    z.looseObject({
       type: z.literal('content_block_delta'),
       index: blockIndex,
       delta: z.discriminatedUnion('type', [
-        z.object({ type: z.literal('text_delta'), text: z.string() }),
-        z.object({ type: z.literal('input_json_delta'), partial_json: z.string() }),
-        z.object({ type: z.literal('thinking_delta'), thinking: z.string() }),
-        z.object({ type: z.literal('signature_delta'), signature: z.string() }),
+        z.looseObject({ type: z.literal('text_delta'), text: z.string() }),
+        z.looseObject({ type: z.literal('input_json_delta'), partial_json: z.string() }),
+        z.looseObject({ type: z.literal('thinking_delta'), thinking: z.string() }),
+        z.looseObject({ type: z.literal('signature_delta'), signature: z.string() }),
       ]),
     }),
-    z.object({ type: z.literal('content_block_stop'), index: blockIndex }),
-    z.object({ type: z.literal('message_delta'), delta: z.object({ stop_reason: StopReason.nullable(), stop_sequence: z.string().nullable() }), usage: MessagesUsage.partial() }),
-    z.object({ type: z.literal('message_stop') }),
-    z.object({ type: z.literal('error'), error: z.object({ type: AnthropicErrorType, message: z.string() }) }),
+    z.looseObject({ type: z.literal('content_block_stop'), index: blockIndex }),
+    z.looseObject({ type: z.literal('message_delta'), delta: z.looseObject({ stop_reason: StopReason.nullable(), stop_sequence: z.string().nullable() }), usage: StreamUsage.optional() }),
+    z.looseObject({ type: z.literal('message_stop') }),
+    z.looseObject({ type: z.literal('error'), error: z.looseObject({ type: AnthropicErrorType, message: z.string() }) }),
   ])
   .meta({ id: 'AnthropicMessageStreamEvent' });
 export type MessagesStreamEvent = z.infer<typeof MessagesStreamEvent>;

@@ -176,29 +176,29 @@ const sequence = { sequence_number: index };
 const inItem = { item_id: z.string(), output_index: index };
 const inPart = { ...inItem, content_index: index };
 const Item = z.union([OutputMessage, OutputFunctionCall]);
-const onResponse = <T extends string>(type: T) => z.object({ type: z.literal(type), ...sequence, response: ResponseObject });
+const onResponse = <T extends string>(type: T) => z.looseObject({ type: z.literal(type), ...sequence, response: ResponseObject });
 
 /**
  * One event of a streamed response (`stream: true`): the data of an SSE event whose `event:` line
  * repeats its `type`, numbered by `sequence_number` from 0. An openai channel's native stream
- * passes through as OpenAI sent it and may carry event types of its own.
+ * passes through as OpenAI sent it, with fields (and event types) of its own.
  */
 export const ResponsesStreamEvent = z
   .discriminatedUnion('type', [
     onResponse('response.created'),
     onResponse('response.in_progress'),
-    z.object({ type: z.literal('response.output_item.added'), ...sequence, output_index: index, item: Item }),
-    z.object({ type: z.literal('response.content_part.added'), ...sequence, ...inPart, part: OutputText }),
-    z.object({ type: z.literal('response.output_text.delta'), ...sequence, ...inPart, delta: z.string(), logprobs: z.array(z.unknown()) }),
-    z.object({ type: z.literal('response.output_text.done'), ...sequence, ...inPart, text: z.string(), logprobs: z.array(z.unknown()) }),
-    z.object({ type: z.literal('response.content_part.done'), ...sequence, ...inPart, part: OutputText }),
-    z.object({ type: z.literal('response.function_call_arguments.delta'), ...sequence, ...inItem, delta: z.string() }),
-    z.object({ type: z.literal('response.function_call_arguments.done'), ...sequence, ...inItem, name: z.string(), arguments: z.string() }),
-    z.object({ type: z.literal('response.output_item.done'), ...sequence, output_index: index, item: Item }),
+    z.looseObject({ type: z.literal('response.output_item.added'), ...sequence, output_index: index, item: Item }),
+    z.looseObject({ type: z.literal('response.content_part.added'), ...sequence, ...inPart, part: OutputText }),
+    z.looseObject({ type: z.literal('response.output_text.delta'), ...sequence, ...inPart, delta: z.string(), logprobs: z.array(z.unknown()) }),
+    z.looseObject({ type: z.literal('response.output_text.done'), ...sequence, ...inPart, text: z.string(), logprobs: z.array(z.unknown()) }),
+    z.looseObject({ type: z.literal('response.content_part.done'), ...sequence, ...inPart, part: OutputText }),
+    z.looseObject({ type: z.literal('response.function_call_arguments.delta'), ...sequence, ...inItem, delta: z.string() }),
+    z.looseObject({ type: z.literal('response.function_call_arguments.done'), ...sequence, ...inItem, name: z.string(), arguments: z.string() }),
+    z.looseObject({ type: z.literal('response.output_item.done'), ...sequence, output_index: index, item: Item }),
     onResponse('response.completed'),
     onResponse('response.incomplete'),
     onResponse('response.failed'),
-    z.object({ type: z.literal('error'), ...sequence, code: z.string(), message: z.string(), param: z.string().nullable() }),
+    z.looseObject({ type: z.literal('error'), ...sequence, code: z.string(), message: z.string(), param: z.string().nullable() }),
   ])
   .meta({ id: 'ResponseStreamEvent' });
 export type ResponsesStreamEvent = z.infer<typeof ResponsesStreamEvent>;
