@@ -25,10 +25,10 @@ describe('table state', () => {
   });
   it('says the list is empty, in its own words when given', () => {
     expect(html(<TableState rows={[]} table={table} />)).toBe('<p class="muted empty">Nothing here yet.</p>');
-    expect(html(<TableState rows={[]} empty="No keys" table={table} footer={<nav />} />)).toBe('<p class="muted empty">No keys</p>');
+    expect(html(<TableState rows={[]} empty="No keys" table={table} footer={() => <nav />} />)).toBe('<p class="muted empty">No keys</p>');
   });
   it('wraps the table, the footer under it', () => {
-    expect(html(<TableState rows={['a']} table={table} footer={<nav />} />)).toBe('<div class="table-wrap"><table><tbody><tr><td>a</td></tr></tbody></table></div><nav></nav>');
+    expect(html(<TableState rows={['a']} table={table} footer={(rows) => <nav>{rows.length}</nav>} />)).toBe('<div class="table-wrap"><table><tbody><tr><td>a</td></tr></tbody></table></div><nav>1</nav>');
   });
 });
 

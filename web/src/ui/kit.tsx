@@ -130,7 +130,7 @@ export interface TableStateProps<T> {
   loading?: boolean;
   empty?: ReactNode;
   table: (rows: readonly T[]) => ReactNode;
-  footer?: ReactNode;
+  footer?: (rows: readonly T[]) => ReactNode;
 }
 
 export function TableState<T>({ rows, loading = true, empty, table, footer }: TableStateProps<T>) {
@@ -139,7 +139,7 @@ export function TableState<T>({ rows, loading = true, empty, table, footer }: Ta
   return (
     <>
       <div className="table-wrap">{table(rows)}</div>
-      {footer}
+      {footer?.(rows)}
     </>
   );
 }
