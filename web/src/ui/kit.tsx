@@ -120,6 +120,66 @@ export function Empty({ children }: { children?: ReactNode }) {
   return <p className="muted empty">{children ?? t('none')}</p>;
 }
 
+/**
+ * The loading / empty / table switch of a list. `rows` is undefined or null until the first answer.
+ * `loading`, when given, limits Loading to while it is true: after a failed first load the error
+ * note stands alone. `footer` (paging, a count) shows under the table, only when there are rows.
+ */
+export interface TableStateProps<T> {
+  rows: readonly T[] | null | undefined;
+  loading?: boolean;
+  empty?: ReactNode;
+  table: (rows: readonly T[]) => ReactNode;
+  footer?: (rows: readonly T[]) => ReactNode;
+}
+
+export function TableState<T>({ rows, loading = true, empty, table, footer }: TableStateProps<T>) {
+  if (!rows) return loading ? <Loading /> : null;
+  if (rows.length === 0) return <Empty>{empty}</Empty>;
+  return (
+    <>
+      <div className="table-wrap">{table(rows)}</div>
+      {footer?.(rows)}
+    </>
+  );
+}
+
+/**
+ * A list section labelled by its heading: the heading (in a row with the actions at the right when
+ * there are any), `intro` (a hint), the list's error, the TableState, then `children` (the
+ * section's dialogs, kept inside it).
+ */
+export function ListSection<T>({
+  id,
+  title,
+  actions,
+  className = 'ops-section',
+  intro,
+  error,
+  onRetry,
+  children,
+  ...state
+}: TableStateProps<T> & { id: string; title: ReactNode; actions?: ReactNode; className?: string; intro?: ReactNode; error?: Error | null; onRetry?: () => void; children?: ReactNode }) {
+  const heading = <h2 id={id}>{title}</h2>;
+  return (
+    <section className={className} aria-labelledby={id}>
+      {actions ? (
+        <div className="row">
+          {heading}
+          <span className="spacer" />
+          {actions}
+        </div>
+      ) : (
+        heading
+      )}
+      {intro}
+      <ErrorNote error={error} onRetry={onRetry} />
+      <TableState {...state} />
+      {children}
+    </section>
+  );
+}
+
 /** Downloads a Response body as a file (exports). */
 export async function download(response: Response, fallbackName: string): Promise<void> {
   const disposition = response.headers.get('content-disposition') ?? '';

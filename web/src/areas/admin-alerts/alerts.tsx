@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react';
 import { api } from '../../api/client';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading } from '../../ui/kit';
+import { ErrorNote, Field, TableState } from '../../ui/kit';
 import { useAction } from '../../ui/use-api';
 import { valueText, type AlertKind, type Severity } from './logic';
 import { messages } from './messages';
@@ -60,12 +60,9 @@ export function AlertsPage() {
         </div>
       </div>
       <ErrorNote error={load.error} />
-      {alerts === null ? (
-        <Loading />
-      ) : alerts.length === 0 ? (
-        <Empty />
-      ) : (
-        <div className="table-wrap">
+      <TableState
+        rows={alerts}
+        table={(rows) => (
           <table aria-label={t('tabAlerts')}>
             <thead>
               <tr>
@@ -79,7 +76,7 @@ export function AlertsPage() {
               </tr>
             </thead>
             <tbody>
-              {alerts.map((a) => (
+              {rows.map((a) => (
                 <tr key={a.id}>
                   <td className="nowrap">{dateTime(a.fired_at)}</td>
                   <td>{a.rule_name}</td>
@@ -98,8 +95,8 @@ export function AlertsPage() {
               ))}
             </tbody>
           </table>
-        </div>
-      )}
+        )}
+      />
       {cursor ? (
         <div className="form-actions">
           <button type="button" className="secondary" disabled={load.busy} onClick={() => void run(state, cursor)}>

@@ -4,7 +4,7 @@ import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading, Modal, Toggle } from '../../ui/kit';
+import { ErrorNote, Field, ListSection, Modal, Toggle } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { confirmed } from '../admin-billing/tabs';
 import { severityBadge } from './alerts';
@@ -120,63 +120,59 @@ export function RulesPage() {
     await rules.reload();
   };
   return (
-    <section className="ops-section" aria-labelledby="rules-h">
-      <div className="row">
-        <h2 id="rules-h">{t('rules')}</h2>
-        <span className="spacer" />
+    <ListSection
+      id="rules-h"
+      title={t('rules')}
+      actions={
         <button type="button" onClick={() => setEditing('new')}>
           {t('newRule')}
         </button>
-      </div>
-      <ErrorNote error={rules.error ?? act.error} />
-      {!rules.data ? (
-        <Loading />
-      ) : rules.data.data.length === 0 ? (
-        <Empty />
-      ) : (
-        <div className="table-wrap">
-          <table aria-labelledby="rules-h">
-            <thead>
-              <tr>
-                <th>{t('name')}</th>
-                <th>{t('condition')}</th>
-                <th>{t('severity')}</th>
-                <th>{t('state')}</th>
-                <th>{t('enabled')}</th>
-                <th>{c('actions')}</th>
+      }
+      error={rules.error ?? act.error}
+      rows={rules.data?.data}
+      table={(rows) => (
+        <table aria-labelledby="rules-h">
+          <thead>
+            <tr>
+              <th>{t('name')}</th>
+              <th>{t('condition')}</th>
+              <th>{t('severity')}</th>
+              <th>{t('state')}</th>
+              <th>{t('enabled')}</th>
+              <th>{c('actions')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.id}>
+                <td>{r.name}</td>
+                <td>
+                  {t(r.condition.kind)} &gt; {valueText(r.condition.kind, r.condition.threshold)}
+                  {KIND_SPECS[r.condition.kind].windowUsed ? <span className="muted"> / {durationText(r.condition.window)}</span> : null}
+                </td>
+                <td>
+                  <span className={`badge ${severityBadge(r.severity)}`}>{t(r.severity)}</span>
+                </td>
+                <td>
+                  <span className={`badge ${r.state === 'firing' ? 'bad' : 'ok'}`}>{r.state === 'firing' ? t('firing') : t('ok')}</span>
+                </td>
+                <td>
+                  <input type="checkbox" role="switch" aria-label={t('enableRule', { name: r.name })} checked={r.enabled} disabled={act.busy} onChange={(e) => void run(r, { enabled: e.target.checked })} />
+                </td>
+                <td className="row">
+                  <button type="button" className="secondary" aria-label={t('editOf', { name: r.name })} onClick={() => setEditing(r)}>
+                    {c('edit')}
+                  </button>
+                  <button type="button" className="danger" aria-label={t('deleteOf', { name: r.name })} onClick={() => void run(r, null)}>
+                    {c('delete')}
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rules.data.data.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.name}</td>
-                  <td>
-                    {t(r.condition.kind)} &gt; {valueText(r.condition.kind, r.condition.threshold)}
-                    {KIND_SPECS[r.condition.kind].windowUsed ? <span className="muted"> / {durationText(r.condition.window)}</span> : null}
-                  </td>
-                  <td>
-                    <span className={`badge ${severityBadge(r.severity)}`}>{t(r.severity)}</span>
-                  </td>
-                  <td>
-                    <span className={`badge ${r.state === 'firing' ? 'bad' : 'ok'}`}>{r.state === 'firing' ? t('firing') : t('ok')}</span>
-                  </td>
-                  <td>
-                    <input type="checkbox" role="switch" aria-label={t('enableRule', { name: r.name })} checked={r.enabled} disabled={act.busy} onChange={(e) => void run(r, { enabled: e.target.checked })} />
-                  </td>
-                  <td className="row">
-                    <button type="button" className="secondary" aria-label={t('editOf', { name: r.name })} onClick={() => setEditing(r)}>
-                      {c('edit')}
-                    </button>
-                    <button type="button" className="danger" aria-label={t('deleteOf', { name: r.name })} onClick={() => void run(r, null)}>
-                      {c('delete')}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </table>
       )}
+    >
       <Modal title={editing === 'new' ? t('newRule') : t('editRule')} open={editing !== null} onClose={() => setEditing(null)} wide>
         {editing !== null ? (
           <RuleEditor
@@ -189,6 +185,6 @@ export function RulesPage() {
           />
         ) : null}
       </Modal>
-    </section>
+    </ListSection>
   );
 }

@@ -8,7 +8,7 @@ import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { CopyButton, Empty, ErrorNote, Field, Loading, Modal, Toggle } from '../../ui/kit';
+import { CopyButton, ErrorNote, Field, ListSection, Modal, TableState, Toggle } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { confirmed } from '../admin-billing/tabs';
 import { eventsBody, WEBHOOK_EVENTS } from './logic';
@@ -125,65 +125,61 @@ export function WebhooksPage() {
     } else await list.reload();
   };
   return (
-    <section className="ops-section" aria-labelledby="webhooks-h">
-      <div className="row">
-        <h2 id="webhooks-h">{t('webhooks')}</h2>
-        <span className="spacer" />
+    <ListSection
+      id="webhooks-h"
+      title={t('webhooks')}
+      actions={
         <button type="button" onClick={() => setEditing('new')}>
           {t('newWebhook')}
         </button>
-      </div>
-      <ErrorNote error={list.error ?? act.error} />
-      {!list.data ? (
-        <Loading />
-      ) : list.data.data.length === 0 ? (
-        <Empty />
-      ) : (
-        <div className="table-wrap">
-          <table aria-labelledby="webhooks-h">
-            <thead>
-              <tr>
-                <th>{t('url')}</th>
-                <th>{t('events')}</th>
-                <th>{t('enabled')}</th>
-                <th>{c('actions')}</th>
+      }
+      error={list.error ?? act.error}
+      rows={list.data?.data}
+      table={(rows) => (
+        <table aria-labelledby="webhooks-h">
+          <thead>
+            <tr>
+              <th>{t('url')}</th>
+              <th>{t('events')}</th>
+              <th>{t('enabled')}</th>
+              <th>{c('actions')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((w) => (
+              <tr key={w.id}>
+                <td className="log-message">
+                  <code>{w.url}</code>
+                  {tested === w.id ? (
+                    <div className="note-ok" role="status">
+                      {t('testQueued')}
+                    </div>
+                  ) : null}
+                </td>
+                <td>{w.events.includes('*') ? t('allEvents') : w.events.join(', ')}</td>
+                <td>
+                  <input type="checkbox" role="switch" aria-label={t('enableWebhook', { url: w.url })} checked={w.enabled} disabled={act.busy} onChange={(e) => void run(w, { enabled: e.target.checked })} />
+                </td>
+                <td className="row">
+                  <button type="button" className="secondary" aria-label={t('testOf', { url: w.url })} disabled={act.busy} onClick={() => void run(w, 'test')}>
+                    {t('test')}
+                  </button>
+                  <Link href={`/webhooks/${w.id}`} aria-label={t('deliveriesOf', { url: w.url })}>
+                    {t('deliveries')}
+                  </Link>
+                  <button type="button" className="secondary" aria-label={`${c('edit')} ${w.url}`} onClick={() => setEditing(w)}>
+                    {c('edit')}
+                  </button>
+                  <button type="button" className="danger" aria-label={`${c('delete')} ${w.url}`} onClick={() => void run(w, 'delete')}>
+                    {c('delete')}
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((w) => (
-                <tr key={w.id}>
-                  <td className="log-message">
-                    <code>{w.url}</code>
-                    {tested === w.id ? (
-                      <div className="note-ok" role="status">
-                        {t('testQueued')}
-                      </div>
-                    ) : null}
-                  </td>
-                  <td>{w.events.includes('*') ? t('allEvents') : w.events.join(', ')}</td>
-                  <td>
-                    <input type="checkbox" role="switch" aria-label={t('enableWebhook', { url: w.url })} checked={w.enabled} disabled={act.busy} onChange={(e) => void run(w, { enabled: e.target.checked })} />
-                  </td>
-                  <td className="row">
-                    <button type="button" className="secondary" aria-label={t('testOf', { url: w.url })} disabled={act.busy} onClick={() => void run(w, 'test')}>
-                      {t('test')}
-                    </button>
-                    <Link href={`/webhooks/${w.id}`} aria-label={t('deliveriesOf', { url: w.url })}>
-                      {t('deliveries')}
-                    </Link>
-                    <button type="button" className="secondary" aria-label={`${c('edit')} ${w.url}`} onClick={() => setEditing(w)}>
-                      {c('edit')}
-                    </button>
-                    <button type="button" className="danger" aria-label={`${c('delete')} ${w.url}`} onClick={() => void run(w, 'delete')}>
-                      {c('delete')}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </table>
       )}
+    >
       <Modal title={editing === 'new' ? t('newWebhook') : t('editWebhook')} open={editing !== null} onClose={() => setEditing(null)} wide>
         {editing !== null ? (
           <WebhookEditor
@@ -212,7 +208,7 @@ export function WebhooksPage() {
           </>
         ) : null}
       </Modal>
-    </section>
+    </ListSection>
   );
 }
 
@@ -254,12 +250,9 @@ export function DeliveriesPage({ id }: { id: string }) {
         </button>
       </div>
       <ErrorNote error={webhook.error ?? deliveries.error ?? act.error} />
-      {!deliveries.data ? (
-        <Loading />
-      ) : deliveries.data.data.length === 0 ? (
-        <Empty />
-      ) : (
-        <div className="table-wrap">
+      <TableState
+        rows={deliveries.data?.data}
+        table={(rows) => (
           <table aria-labelledby="deliveries-h">
             <thead>
               <tr>
@@ -273,7 +266,7 @@ export function DeliveriesPage({ id }: { id: string }) {
               </tr>
             </thead>
             <tbody>
-              {deliveries.data.data.map((d) => (
+              {rows.map((d) => (
                 <tr key={d.id}>
                   <td className="nowrap">{dateTime(d.created_at)}</td>
                   <td>
@@ -297,8 +290,8 @@ export function DeliveriesPage({ id }: { id: string }) {
               ))}
             </tbody>
           </table>
-        </div>
-      )}
+        )}
+      />
       <Modal title={t('payload')} open={payload !== null} onClose={() => setPayload(null)} wide>
         {payload ? <pre>{JSON.stringify(payload.payload, null, 2)}</pre> : null}
       </Modal>

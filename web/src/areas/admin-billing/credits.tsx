@@ -4,7 +4,7 @@ import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading } from '../../ui/kit';
+import { ErrorNote, Field, ListSection, Loading } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { useUsers, type Balance, type Subscription, type User } from './data';
 import type { Plan } from './logic';
@@ -165,61 +165,57 @@ export function SubscriptionsPage() {
           </div>
         </form>
       </section>
-      <section className="ops-section" aria-labelledby="subs-h">
-        <h2 id="subs-h">{t('subscriptions')}</h2>
-        <ErrorNote error={subs.error ?? act.error} />
-        {!subs.data ? (
-          <Loading />
-        ) : subs.data.data.length === 0 ? (
-          <Empty />
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t('user')}</th>
-                  <th>{t('plan')}</th>
-                  <th>{t('status')}</th>
-                  <th>{t('periodEnd')}</th>
-                  <th>{t('remaining')}</th>
-                  <th>{c('actions')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {subs.data.data.map((s) => (
-                  <tr key={s.id}>
-                    <td>{emailOf(s.user_id)}</td>
-                    <td>
-                      {s.plan_name} <span className="muted">({periodLabel(s.period)})</span>
-                    </td>
-                    <td>
-                      <span className={`badge ${s.status === 'active' ? 'ok' : 'warn'}`}>{t(s.status)}</span>
-                    </td>
-                    <td className="nowrap">{dateTime(s.current_period_end)}</td>
-                    <td>
-                      {s.quotas.map((q, i) => (
-                        <div key={i}>
-                          <code>{q.models.join(', ')}</code>: {q.remaining} {q.requests !== null ? t('requests') : t('tokens')}
-                        </div>
-                      ))}
-                    </td>
-                    <td className="row">
-                      <button type="button" className="secondary" aria-label={t('renewOf', { email: emailOf(s.user_id) })} onClick={() => void run(s, 'renew')}>
-                        {t('renew')}
+      <ListSection
+        id="subs-h"
+        title={t('subscriptions')}
+        error={subs.error ?? act.error}
+        rows={subs.data?.data}
+        table={(rows) => (
+          <table>
+            <thead>
+              <tr>
+                <th>{t('user')}</th>
+                <th>{t('plan')}</th>
+                <th>{t('status')}</th>
+                <th>{t('periodEnd')}</th>
+                <th>{t('remaining')}</th>
+                <th>{c('actions')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((s) => (
+                <tr key={s.id}>
+                  <td>{emailOf(s.user_id)}</td>
+                  <td>
+                    {s.plan_name} <span className="muted">({periodLabel(s.period)})</span>
+                  </td>
+                  <td>
+                    <span className={`badge ${s.status === 'active' ? 'ok' : 'warn'}`}>{t(s.status)}</span>
+                  </td>
+                  <td className="nowrap">{dateTime(s.current_period_end)}</td>
+                  <td>
+                    {s.quotas.map((q, i) => (
+                      <div key={i}>
+                        <code>{q.models.join(', ')}</code>: {q.remaining} {q.requests !== null ? t('requests') : t('tokens')}
+                      </div>
+                    ))}
+                  </td>
+                  <td className="row">
+                    <button type="button" className="secondary" aria-label={t('renewOf', { email: emailOf(s.user_id) })} onClick={() => void run(s, 'renew')}>
+                      {t('renew')}
+                    </button>
+                    {s.status === 'canceled' ? null : (
+                      <button type="button" className="danger" aria-label={t('cancelOf', { email: emailOf(s.user_id) })} onClick={() => void run(s, 'cancel')}>
+                        {t('cancelSub')}
                       </button>
-                      {s.status === 'canceled' ? null : (
-                        <button type="button" className="danger" aria-label={t('cancelOf', { email: emailOf(s.user_id) })} onClick={() => void run(s, 'cancel')}>
-                          {t('cancelSub')}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         )}
-      </section>
+      />
     </>
   );
 }

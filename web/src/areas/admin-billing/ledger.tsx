@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { send } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { useFormat, useT } from '../../i18n/context';
-import { download, Empty, ErrorNote, Field, Loading } from '../../ui/kit';
+import { download, ErrorNote, Field, Loading, TableState } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { useUsers, type LedgerEntry } from './data';
 import { ledgerQuery, pageOf, thisMonth, type LedgerFilters } from './logic';
@@ -66,39 +66,36 @@ export function LedgerPage() {
         <span className="muted">{t('entries', { n: entries.length })}</span>
       </div>
       <ErrorNote error={ledger.error ?? exporter.error} onRetry={ledger.error ? () => void ledger.reload() : undefined} />
-      {!ledger.data ? (
-        <Loading />
-      ) : entries.length === 0 ? (
-        <Empty />
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table aria-labelledby="ledger-h">
-              <thead>
-                <tr>
-                  <th>{t('time')}</th>
-                  <th>{t('user')}</th>
-                  <th>{t('type')}</th>
-                  <th className="num">{t('amount')}</th>
-                  <th className="num">{t('balanceAfter')}</th>
-                  <th>{t('details')}</th>
+      <TableState
+        rows={ledger.data ? entries : undefined}
+        table={() => (
+          <table aria-labelledby="ledger-h">
+            <thead>
+              <tr>
+                <th>{t('time')}</th>
+                <th>{t('user')}</th>
+                <th>{t('type')}</th>
+                <th className="num">{t('amount')}</th>
+                <th className="num">{t('balanceAfter')}</th>
+                <th>{t('details')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.items.map((e) => (
+                <tr key={e.id}>
+                  <td className="nowrap">{dateTime(e.created_at)}</td>
+                  <td>{emailOf(e.user_id)}</td>
+                  <td>{t(TYPE_LABEL[e.type])}</td>
+                  <td className="num">{e.amount}</td>
+                  <td className="num">{e.balance_after}</td>
+                  <td>{e.reason ?? e.model ?? e.plan_id ?? ''}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {shown.items.map((e) => (
-                  <tr key={e.id}>
-                    <td className="nowrap">{dateTime(e.created_at)}</td>
-                    <td>{emailOf(e.user_id)}</td>
-                    <td>{t(TYPE_LABEL[e.type])}</td>
-                    <td className="num">{e.amount}</td>
-                    <td className="num">{e.balance_after}</td>
-                    <td>{e.reason ?? e.model ?? e.plan_id ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {shown.pages > 1 ? (
+              ))}
+            </tbody>
+          </table>
+        )}
+        footer={() =>
+          shown.pages > 1 ? (
             <div className="form-actions">
               <button type="button" className="secondary" disabled={shown.page <= 1} onClick={() => setPage(shown.page - 1)}>
                 {t('previous')}
@@ -108,9 +105,9 @@ export function LedgerPage() {
                 {t('next')}
               </button>
             </div>
-          ) : null}
-        </>
-      )}
+          ) : null
+        }
+      />
     </section>
   );
 }

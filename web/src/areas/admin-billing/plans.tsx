@@ -4,7 +4,7 @@ import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading, Modal, Toggle } from '../../ui/kit';
+import { ErrorNote, Field, ListSection, Modal, Toggle } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { emptyPlanForm, FormError, planBody, planToForm, type Period, type Plan, type PlanForm } from './logic';
 import { messages, type Key } from './messages';
@@ -112,66 +112,64 @@ export function PlansPage() {
     if ((await remove.run(plan.id)) !== undefined) await plans.reload();
   };
   return (
-    <section className="ops-section" aria-labelledby="plans-h">
-      <div className="row">
-        <h2 id="plans-h">{t('plans')}</h2>
-        <span className="spacer" />
-        <Toggle label={t('showDeleted')} checked={showDeleted} onChange={setShowDeleted} />
-        <button type="button" onClick={() => setEditing('new')}>
-          {t('newPlan')}
-        </button>
-      </div>
-      <ErrorNote error={plans.error ?? remove.error} />
-      {!plans.data ? (
-        <Loading />
-      ) : plans.data.data.length === 0 ? (
-        <Empty />
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('planName')}</th>
-                <th>{t('period')}</th>
-                <th className="num">{t('priceShort')}</th>
-                <th>{t('quotas')}</th>
-                <th>{c('actions')}</th>
+    <ListSection
+      id="plans-h"
+      title={t('plans')}
+      actions={
+        <>
+          <Toggle label={t('showDeleted')} checked={showDeleted} onChange={setShowDeleted} />
+          <button type="button" onClick={() => setEditing('new')}>
+            {t('newPlan')}
+          </button>
+        </>
+      }
+      error={plans.error ?? remove.error}
+      rows={plans.data?.data}
+      table={(rows) => (
+        <table>
+          <thead>
+            <tr>
+              <th>{t('planName')}</th>
+              <th>{t('period')}</th>
+              <th className="num">{t('priceShort')}</th>
+              <th>{t('quotas')}</th>
+              <th>{c('actions')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  {p.name} {p.deleted ? <span className="badge warn">{t('deleted')}</span> : null}
+                  {p.description ? <div className="muted">{p.description}</div> : null}
+                </td>
+                <td>{periodLabel(p.period)}</td>
+                <td className="num">{p.price}</td>
+                <td>
+                  {p.quotas.map((q, i) => (
+                    <div key={i}>
+                      <code>{q.models.join(', ')}</code>: {q.requests ?? q.tokens} {q.requests !== null ? t('requests') : t('tokens')}
+                    </div>
+                  ))}
+                </td>
+                <td className="row">
+                  {p.deleted ? null : (
+                    <>
+                      <button type="button" className="secondary" aria-label={`${c('edit')} ${p.name}`} onClick={() => setEditing(p)}>
+                        {c('edit')}
+                      </button>
+                      <button type="button" className="danger" aria-label={`${c('delete')} ${p.name}`} onClick={() => void del(p)}>
+                        {c('delete')}
+                      </button>
+                    </>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {plans.data.data.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    {p.name} {p.deleted ? <span className="badge warn">{t('deleted')}</span> : null}
-                    {p.description ? <div className="muted">{p.description}</div> : null}
-                  </td>
-                  <td>{periodLabel(p.period)}</td>
-                  <td className="num">{p.price}</td>
-                  <td>
-                    {p.quotas.map((q, i) => (
-                      <div key={i}>
-                        <code>{q.models.join(', ')}</code>: {q.requests ?? q.tokens} {q.requests !== null ? t('requests') : t('tokens')}
-                      </div>
-                    ))}
-                  </td>
-                  <td className="row">
-                    {p.deleted ? null : (
-                      <>
-                        <button type="button" className="secondary" aria-label={`${c('edit')} ${p.name}`} onClick={() => setEditing(p)}>
-                          {c('edit')}
-                        </button>
-                        <button type="button" className="danger" aria-label={`${c('delete')} ${p.name}`} onClick={() => void del(p)}>
-                          {c('delete')}
-                        </button>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </table>
       )}
+    >
       <Modal title={editing === 'new' ? t('newPlan') : t('editPlan')} open={editing !== null} onClose={() => setEditing(null)} wide>
         {editing !== null ? (
           <PlanEditor
@@ -183,6 +181,6 @@ export function PlansPage() {
           />
         ) : null}
       </Modal>
-    </section>
+    </ListSection>
   );
 }

@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading } from '../../ui/kit';
+import { ErrorNote, Field, Loading, TableState } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import type { Pricing } from './data';
 import { messages } from './messages';
@@ -100,10 +100,9 @@ export function PricesPage() {
           </div>
         </form>
         <ErrorNote error={remove.error} />
-        {data.models.length === 0 ? (
-          <Empty />
-        ) : (
-          <div className="table-wrap">
+        <TableState
+          rows={data.models}
+          table={(rows) => (
             <table>
               <thead>
                 <tr>
@@ -116,7 +115,7 @@ export function PricesPage() {
                 </tr>
               </thead>
               <tbody>
-                {data.models.map((m) => (
+                {rows.map((m) => (
                   <tr key={m.model}>
                     <td>
                       <code>{m.model}</code>
@@ -145,8 +144,8 @@ export function PricesPage() {
                 ))}
               </tbody>
             </table>
-          </div>
-        )}
+          )}
+        />
       </section>
     </>
   );

@@ -4,7 +4,7 @@ import { api, ApiError } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Loading, Modal, Page } from '../../ui/kit';
+import { ErrorNote, Modal, Page, TableState } from '../../ui/kit';
 import { useApi } from '../../ui/use-api';
 import { filterChannels, healthOf, type ChannelView } from './channel-form';
 import { ChannelEditor } from './channel-editor';
@@ -113,10 +113,11 @@ export default function ChannelsArea() {
       ) : null}
       <ErrorNote error={error} />
       <ErrorNote error={list.error} onRetry={() => void list.reload()} />
-      {list.loading && !list.data ? <Loading /> : null}
-      {list.data && channels.length === 0 ? <Empty /> : null}
-      {channels.length ? (
-        <div className="table-wrap">
+      {/* The rows are every channel: a search that matches none keeps the table (headers only), not the empty note. */}
+      <TableState
+        rows={list.data?.data}
+        loading={list.loading}
+        table={() => (
           <table className="channels-table">
             <thead>
               <tr>
@@ -177,8 +178,8 @@ export default function ChannelsArea() {
                 ))}
             </tbody>
           </table>
-        </div>
-      ) : null}
+        )}
+      />
 
       <Modal wide title={editing === 'new' ? t('newChannel') : editing ? t('editTitle', { name: editing.name }) : ''} open={editing !== null} onClose={() => setEditing(null)}>
         {editing !== null ? (

@@ -8,7 +8,7 @@ import { Link } from 'wouter';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Loading, Page } from '../../ui/kit';
+import { ErrorNote, Loading, Page, TableState } from '../../ui/kit';
 import { useApi } from '../../ui/use-api';
 import { ChartCard, PeriodPicker, Stats, useCredits, type UsageAnswer } from '../usage/parts';
 import { bucketStarts, costSeries, credits, fillBuckets, latencyBuckets, periodRange, type LedgerEntry, type PeriodKey } from '../usage/series';
@@ -145,10 +145,11 @@ function Channels() {
         {channels.data ? <span className={counts.healthy === counts.total ? 'badge ok' : 'badge bad'}>{t('healthSummary', counts)}</span> : null}
       </div>
       <ErrorNote error={channels.error} onRetry={() => void channels.reload()} />
-      {channels.loading && !channels.data ? <Loading /> : null}
-      {channels.data && list.length === 0 ? <Empty>{t('noChannels')}</Empty> : null}
-      {list.length > 0 ? (
-        <div className="table-wrap">
+      <TableState
+        rows={channels.data ? list : undefined}
+        loading={channels.loading}
+        empty={t('noChannels')}
+        table={(rows) => (
           <table aria-labelledby="dash-channels">
             <thead>
               <tr>
@@ -158,7 +159,7 @@ function Channels() {
               </tr>
             </thead>
             <tbody>
-              {list.map((ch) => {
+              {rows.map((ch) => {
                 const state = healthState(ch, now);
                 return (
                   <tr key={ch.id}>
@@ -175,8 +176,8 @@ function Channels() {
               })}
             </tbody>
           </table>
-        </div>
-      ) : null}
+        )}
+      />
     </section>
   );
 }

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, send } from '../../api/client';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { download, ErrorNote, Field, Loading, Page } from '../../ui/kit';
+import { download, ErrorNote, Field, Page, TableState } from '../../ui/kit';
 import { useAction } from '../../ui/use-api';
 import '../admin-billing/ops.css';
 import { CATEGORIES, emptyLogForm, EXPORT_FORMATS, exportBody, LEVELS, searchBody, type ExportFormat, type LogForm } from './logic';
@@ -186,54 +186,53 @@ export default function Area() {
         <small className="muted">{t('exportHint')}</small>
       </form>
       <ErrorNote error={search.error ?? exporter.error} />
-      {entries === null ? (
-        search.busy ? <Loading /> : null
-      ) : entries.length === 0 ? (
-        <p className="muted empty">{t('noEntries')}</p>
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table aria-label={t('title')}>
-              <thead>
-                <tr>
-                  <th>{t('time')}</th>
-                  <th>{t('level')}</th>
-                  <th>{t('category')}</th>
-                  <th>{t('event')}</th>
-                  <th>{t('message')}</th>
-                  <th>{t('details')}</th>
+      <TableState
+        rows={entries}
+        loading={search.busy}
+        empty={t('noEntries')}
+        table={(rows) => (
+          <table aria-label={t('title')}>
+            <thead>
+              <tr>
+                <th>{t('time')}</th>
+                <th>{t('level')}</th>
+                <th>{t('category')}</th>
+                <th>{t('event')}</th>
+                <th>{t('message')}</th>
+                <th>{t('details')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((e) => (
+                <tr key={e.id}>
+                  <td className="nowrap">{dateTime(e.timestamp)}</td>
+                  <td className={`level-${e.level}`}>{e.level}</td>
+                  <td className="nowrap">{t(e.category)}</td>
+                  <td className="nowrap">
+                    <code>{e.component}</code> {e.event}
+                  </td>
+                  <td className="log-message">{e.message}</td>
+                  <td>
+                    <button type="button" className="secondary" aria-label={t('detailsOf', { time: e.timestamp })} onClick={() => setOpen(e)}>
+                      {t('details')}
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {entries.map((e) => (
-                  <tr key={e.id}>
-                    <td className="nowrap">{dateTime(e.timestamp)}</td>
-                    <td className={`level-${e.level}`}>{e.level}</td>
-                    <td className="nowrap">{t(e.category)}</td>
-                    <td className="nowrap">
-                      <code>{e.component}</code> {e.event}
-                    </td>
-                    <td className="log-message">{e.message}</td>
-                    <td>
-                      <button type="button" className="secondary" aria-label={t('detailsOf', { time: e.timestamp })} onClick={() => setOpen(e)}>
-                        {t('details')}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              ))}
+            </tbody>
+          </table>
+        )}
+        footer={(rows) => (
           <div className="form-actions">
-            <span className="muted">{t('shown', { n: entries.length })}</span>
+            <span className="muted">{t('shown', { n: rows.length })}</span>
             {cursor ? (
               <button type="button" className="secondary" disabled={search.busy} onClick={() => void search.run(searched, cursor)}>
                 {t('loadMore')}
               </button>
             ) : null}
           </div>
-        </>
-      )}
+        )}
+      />
       <Drawer entry={open} onClose={() => setOpen(null)} />
     </Page>
   );

@@ -4,7 +4,7 @@ import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Loading } from '../../ui/kit';
+import { ListSection } from '../../ui/kit';
 import { useApi } from '../../ui/use-api';
 import { Confirm } from './confirm';
 import { messages } from './messages';
@@ -15,57 +15,58 @@ export function KeysSection() {
   const tc = useT(common);
   const fmt = useFormat();
   const list = useApi<ListOf<KeyView>>('/api/admin/keys');
-  const keys = list.data?.data ?? [];
   // The owners' emails: keys are always of the caller's own tenant.
   const owners = useApi<ListOf<UserView>>('/v1/admin/users');
   const users = owners.data?.data ?? [];
   const [revoking, setRevoking] = useState<KeyView | null>(null);
   const emailOf = (userId: string) => users.find((u) => u.id === userId)?.email ?? userId;
   return (
-    <section className="card admin-section" aria-labelledby="keys-heading">
-      <h2 id="keys-heading">{t('keys')}</h2>
-      <p className="muted">{t('keysHint')}</p>
-      <ErrorNote error={list.error} onRetry={() => void list.reload()} />
-      {list.loading && !list.data ? <Loading /> : null}
-      {list.data && keys.length === 0 ? <Empty /> : null}
-      {keys.length ? (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('keyName')}</th>
-                <th>{t('keyOwner')}</th>
-                <th>{t('keyPrefix')}</th>
-                <th>{t('created')}</th>
-                <th>{t('expires')}</th>
-                <th>{t('status')}</th>
-                <th>{tc('actions')}</th>
+    <ListSection
+      id="keys-heading"
+      title={t('keys')}
+      className="card admin-section"
+      intro={<p className="muted">{t('keysHint')}</p>}
+      error={list.error}
+      onRetry={() => void list.reload()}
+      rows={list.data?.data}
+      loading={list.loading}
+      table={(keys) => (
+        <table>
+          <thead>
+            <tr>
+              <th>{t('keyName')}</th>
+              <th>{t('keyOwner')}</th>
+              <th>{t('keyPrefix')}</th>
+              <th>{t('created')}</th>
+              <th>{t('expires')}</th>
+              <th>{t('status')}</th>
+              <th>{tc('actions')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((key) => (
+              <tr key={key.id}>
+                <td>{key.name}</td>
+                <td>{emailOf(key.user_id)}</td>
+                <td>
+                  <code>{key.key_prefix}…</code>
+                </td>
+                <td className="muted">{fmt.dateTime(key.created_at)}</td>
+                <td className="muted">{key.permissions.expiry_date ? fmt.dateTime(key.permissions.expiry_date) : t('never')}</td>
+                <td>{key.revoked ? <span className="badge bad">{t('revoked')}</span> : <span className="badge ok">{t('active')}</span>}</td>
+                <td>
+                  {key.revoked ? null : (
+                    <button type="button" className="danger" aria-label={t('revokeKey', { name: key.name })} onClick={() => setRevoking(key)}>
+                      {t('revoke')}
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {keys.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>{emailOf(key.user_id)}</td>
-                  <td>
-                    <code>{key.key_prefix}…</code>
-                  </td>
-                  <td className="muted">{fmt.dateTime(key.created_at)}</td>
-                  <td className="muted">{key.permissions.expiry_date ? fmt.dateTime(key.permissions.expiry_date) : t('never')}</td>
-                  <td>{key.revoked ? <span className="badge bad">{t('revoked')}</span> : <span className="badge ok">{t('active')}</span>}</td>
-                  <td>
-                    {key.revoked ? null : (
-                      <button type="button" className="danger" aria-label={t('revokeKey', { name: key.name })} onClick={() => setRevoking(key)}>
-                        {t('revoke')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+            ))}
+          </tbody>
+        </table>
+      )}
+    >
       <Confirm
         title={revoking ? t('revokeKey', { name: revoking.name }) : ''}
         text={revoking ? t('confirmRevoke', { name: revoking.name }) : ''}
@@ -78,6 +79,6 @@ export function KeysSection() {
           await list.reload();
         }}
       />
-    </section>
+    </ListSection>
   );
 }

@@ -4,7 +4,7 @@ import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading } from '../../ui/kit';
+import { ErrorNote, Field, TableState } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { Confirm } from './confirm';
 import { messages } from './messages';
@@ -62,10 +62,10 @@ export function UsersSection({ tenantId, tenants, operator, meId }: { tenantId: 
           {notice}
         </p>
       ) : null}
-      {list.loading && !list.data ? <Loading /> : null}
-      {list.data && users.length === 0 ? <Empty /> : null}
-      {users.length ? (
-        <div className="table-wrap">
+      <TableState
+        rows={list.data?.data}
+        loading={list.loading}
+        table={(rows) => (
           <table>
             <thead>
               <tr>
@@ -78,7 +78,7 @@ export function UsersSection({ tenantId, tenants, operator, meId }: { tenantId: 
               </tr>
             </thead>
             <tbody>
-              {users.map((user) => {
+              {rows.map((user) => {
                 const self = user.id === meId;
                 return (
                   <tr key={user.id}>
@@ -144,8 +144,8 @@ export function UsersSection({ tenantId, tenants, operator, meId }: { tenantId: 
               })}
             </tbody>
           </table>
-        </div>
-      ) : null}
+        )}
+      />
 
       <form className="inline-form" onSubmit={submit} aria-label={t('newUser')}>
         <h3>{t('newUser')}</h3>

@@ -8,7 +8,7 @@ import type { ListOf } from '../../api/types';
 import { common } from '../../i18n/common';
 import { useFormat, useLang, useT } from '../../i18n/context';
 import { localeOf } from '../../i18n/core';
-import { CopyButton, Empty, ErrorNote, Loading, Modal, Page } from '../../ui/kit';
+import { CopyButton, ErrorNote, Modal, Page, TableState } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { EMPTY_FORM, formOf, keyStatus, type ApiKey, type CreatedKey } from './form';
 import { KeyEditor } from './key-form';
@@ -71,10 +71,11 @@ export default function KeysArea() {
     >
       <p className="muted">{t('intro', { base })}</p>
       <ErrorNote error={keys.error} onRetry={() => void keys.reload()} />
-      {keys.loading && !keys.data ? <Loading /> : null}
-      {keys.data && sorted.length === 0 ? <Empty>{t('noKeys')}</Empty> : null}
-      {sorted.length > 0 ? (
-        <div className="table-wrap">
+      <TableState
+        rows={keys.data ? sorted : undefined}
+        loading={keys.loading}
+        empty={t('noKeys')}
+        table={(rows) => (
           <table className="keys-table">
             <thead>
               <tr>
@@ -90,7 +91,7 @@ export default function KeysArea() {
               </tr>
             </thead>
             <tbody>
-              {sorted.map((k) => {
+              {rows.map((k) => {
                 const status = keyStatus(k);
                 const used = k.usage?.quota_used ?? 0;
                 const limit = k.permissions.quota_limit;
@@ -128,8 +129,8 @@ export default function KeysArea() {
               })}
             </tbody>
           </table>
-        </div>
-      ) : null}
+        )}
+      />
 
       <Modal wide title={editing?.mode === 'edit' ? t('editTitle') : t('createTitle')} open={editing !== null} onClose={() => setEditing(null)}>
         {editing ? (

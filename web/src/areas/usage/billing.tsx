@@ -3,7 +3,7 @@ import { useEffect, useId, useMemo, useState } from 'react';
 import { api } from '../../api/client';
 import type { ListOf } from '../../api/types';
 import { useFormat, useT } from '../../i18n/context';
-import { Empty, ErrorNote, Field, Loading } from '../../ui/kit';
+import { ErrorNote, Field, Loading, TableState } from '../../ui/kit';
 import { useAction, useApi } from '../../ui/use-api';
 import { messages } from './messages';
 import { Stats, useCredits } from './parts';
@@ -207,39 +207,39 @@ export function Ledger({ version }: { version: number }) {
         </label>
       </div>
       <ErrorNote error={ledger.error} onRetry={() => void ledger.reload()} />
-      {ledger.loading && !ledger.data ? <Loading /> : null}
-      {ledger.data && entries.length === 0 ? <Empty /> : null}
-      {shown.items.length > 0 ? (
-        <>
-          <div className="table-wrap">
-            <table aria-labelledby={headingId}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('when')}</th>
-                  <th scope="col">{t('type')}</th>
-                  <th scope="col">{t('details')}</th>
-                  <th scope="col" className="num">{t('amount')}</th>
-                  <th scope="col" className="num">{t('balanceAfter')}</th>
+      <TableState
+        rows={ledger.data ? entries : undefined}
+        loading={ledger.loading}
+        table={() => (
+          <table aria-labelledby={headingId}>
+            <thead>
+              <tr>
+                <th scope="col">{t('when')}</th>
+                <th scope="col">{t('type')}</th>
+                <th scope="col">{t('details')}</th>
+                <th scope="col" className="num">{t('amount')}</th>
+                <th scope="col" className="num">{t('balanceAfter')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.items.map((e) => (
+                <tr key={e.id}>
+                  <td>{format.dateTime(e.created_at)}</td>
+                  <td>{typeText[e.type]}</td>
+                  <td>
+                    {e.model ? <span className="mono">{e.model}</span> : null}
+                    {e.prompt_tokens !== null ? <span className="muted"> {t('tokensDetail', { prompt: format.number(e.prompt_tokens), completion: format.number(e.completion_tokens ?? 0) })}</span> : null}
+                    {e.reason ? <span>{e.reason}</span> : null}
+                  </td>
+                  <td className="num">{money(e.amount_micro)}</td>
+                  <td className="num">{money(e.balance_after_micro)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {shown.items.map((e) => (
-                  <tr key={e.id}>
-                    <td>{format.dateTime(e.created_at)}</td>
-                    <td>{typeText[e.type]}</td>
-                    <td>
-                      {e.model ? <span className="mono">{e.model}</span> : null}
-                      {e.prompt_tokens !== null ? <span className="muted"> {t('tokensDetail', { prompt: format.number(e.prompt_tokens), completion: format.number(e.completion_tokens ?? 0) })}</span> : null}
-                      {e.reason ? <span>{e.reason}</span> : null}
-                    </td>
-                    <td className="num">{money(e.amount_micro)}</td>
-                    <td className="num">{money(e.balance_after_micro)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {shown.pages > 1 ? (
+              ))}
+            </tbody>
+          </table>
+        )}
+        footer={() =>
+          shown.pages > 1 ? (
             <nav className="row pager" aria-label={t('ledger')}>
               <button type="button" className="secondary" disabled={shown.page <= 1} onClick={() => setPage(shown.page - 1)}>
                 {t('previous')}
@@ -249,9 +249,9 @@ export function Ledger({ version }: { version: number }) {
                 {t('next')}
               </button>
             </nav>
-          ) : null}
-        </>
-      ) : null}
+          ) : null
+        }
+      />
     </section>
   );
 }
