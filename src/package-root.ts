@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 let found: string | undefined;
 
 function isSwitchyardManifest(file: string): boolean {
+  if (!existsSync(file)) return false;
   try {
     return (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'switchyard';
   } catch {
@@ -21,7 +22,7 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && isSwitchyardManifest(manifest)) return (found = dir);
+    if (isSwitchyardManifest(manifest)) return (found = dir);
     const parent = dirname(dir);
     if (parent === dir) return (found = process.cwd());
     dir = parent;

@@ -51,8 +51,8 @@ export function streamName(category: string, id: string): string {
   return `${category}-${id}`;
 }
 
-export function foldEvents<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, history: readonly StoredEvent[], from: S = decider.initialState): S {
-  let state = from;
+export function foldEvents<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, history: readonly StoredEvent[]): S {
+  let state = decider.initialState;
   for (const stored of history) state = decider.evolve(state, decider.events.parse({ type: stored.type, data: stored.data }));
   return state;
 }
@@ -138,11 +138,6 @@ async function appendDecided<S, E extends DomainEvent>(
   return { events, state: events.reduce(decider.evolve, state), version: result.version, position: result.position, stored };
 }
 
-/** The state after `stored`, folded as a read of the stream would fold it (the data as the log holds it, parsed). */
-function foldAppended<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, state: S, stored: readonly StoredEvent[]): S {
-  return foldEvents(decider, stored.map((event) => ({ ...event, data: JSON.parse(JSON.stringify(event.data)) as Record<string, unknown> })), state);
-}
-
 /** A decision on the cached state, when there is one that decides something; null: read the stream. */
 async function decideOnCached<C, S, E extends DomainEvent>(
   store: EventStore,
@@ -163,7 +158,7 @@ async function decideOnCached<C, S, E extends DomainEvent>(
   if (events.length === 0) return null;
   try {
     const result = await appendDecided(store, decider as Decider<unknown, S, E>, stream, events, cached.state as S, cached.version, context);
-    cache.set(stream, { state: foldAppended(decider, cached.state as S, result.stored), version: result.version, tenantId: context.tenantId });
+    cache.set(stream, { state: result.state, version: result.version, tenantId: context.tenantId });
     return result;
   } catch (error) {
     cache.forget(stream);
@@ -197,7 +192,7 @@ export async function handleCommand<C, S, E extends DomainEvent>(
     if (events.length === 0) return { events, state, version, position: null, stored: [] };
     try {
       const result = await appendDecided(store, decider as Decider<unknown, S, E>, stream, events, state, version, context);
-      cache?.set(stream, { state: foldAppended(decider, state, result.stored), version: result.version, tenantId: context.tenantId });
+      cache?.set(stream, { state: result.state, version: result.version, tenantId: context.tenantId });
       return result;
     } catch (error) {
       cache?.forget(stream);

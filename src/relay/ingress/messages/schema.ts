@@ -225,4 +225,3 @@ export const MessagesStreamEvent = z
     z.looseObject({ type: z.literal('error'), error: z.looseObject({ type: AnthropicErrorType, message: z.string() }) }),
   ])
   .meta({ id: 'AnthropicMessageStreamEvent' });
-export type MessagesStreamEvent = z.infer<typeof MessagesStreamEvent>;

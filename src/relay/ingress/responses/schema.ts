@@ -201,7 +201,6 @@ export const ResponsesStreamEvent = z
     z.looseObject({ type: z.literal('error'), ...sequence, code: z.string(), message: z.string(), param: z.string().nullable() }),
   ])
   .meta({ id: 'ResponseStreamEvent' });
-export type ResponsesStreamEvent = z.infer<typeof ResponsesStreamEvent>;
 
 // --- Refusals -----------------------------------------------------------------------------------
 
